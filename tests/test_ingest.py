@@ -1,0 +1,182 @@
+"""Segment and tag: on small fixtures in each language's style, and on the default corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ingest.catalog import CatalogEntry, load_catalog
+from ingest.model import Line, RawDocument
+from ingest.pipeline import document_passages, process_corpus, process_file
+from ingest.segment import segment, split_question_answer
+from ingest.tag import classify_refs, explicit_tags
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _doc(text: str, name: str = "t.txt") -> RawDocument:
+    lines = [Line(t, 1) for t in text.split("\n")]
+    return RawDocument(path=name, name=name, sha256="x", lines=lines, pages=1)
+
+
+ITALIAN_LAW = """ART.30 - PASSO FUORI TURNO
+Quando un giocatore è passato fuori turno:
+A. Prima che qualsiasi giocatore abbia dichiarato
+Il colpevole deve passare al suo primo turno licitativo, si può applicare l'art.72/B1.
+B. Dopo che qualsiasi giocatore abbia dichiarato
+1.AL TURNO DI CHIAMATA DELL'AVVERSARIO DI DESTRA
+Il colpevole deve passare al suo primo turno di chiamata.
+2.AL TURNO DI CHIAMATA DEL COMPAGNO
+a) dovere del colpevole
+Il colpevole deve sempre passare.
+b) opzioni del compagno del colpevole
+Il compagno può fare qualsiasi dichiarazione sufficiente.
+3.AL TURNO DI CHIAMATA DELL'AVVERSARIO DI SINISTRA
+Viene trattato come un cambio di chiamata e si applica l'art.25.
+C. Quando il passo è convenzionale
+Si applicherà l'art.31 e non questo."""
+
+
+def test_italian_law_text_split_at_its_numbering():
+    ps, _ = document_passages(_doc(ITALIAN_LAW), CatalogEntry(file="t.txt", languages=["it"]))
+    laws = [p.laws[0] for p in ps if p.kind == "law_text"]
+    assert laws == ["30", "30A", "30B", "30B1", "30B2", "30B2a", "30B2b", "30B3", "30C"]
+    by = {p.laws[0]: p for p in ps}
+    assert by["30A"].cites == ["72B1"] and by["30B3"].cites == ["25"]
+    assert all(p.lang == "it" for p in ps)
+    assert by["30B2a"].title.startswith("ART 30 – PASSO FUORI TURNO · 30B2a")
+
+
+ENGLISH_QUOTE = """LAW 45 CARD PLAYED
+1
+South is playing 2♠. Declarer calls "Jack" from dummy, immediately followed by "oops, the King!".
+Does the TD allow him to play the K instead of the J ?
+NO! 45C4a; we do not use 45C4b.
+LAW 45 - CARD PLAYED
+[. . .]
+C. Compulsory Play of Card
+[. . .]
+2. Declarer must play a card from his hand if it is
+- (a) held face up, touching or nearly touching the table; or
+- (b) maintained in such a position as to indicate that it has been played.
+[. . .]
+4. (a) A card must be played if a player names or otherwise designates it as the card he proposes to play.
+(b) Until his partner has played a card a player may change an unintended designation (see Laws 47D and 16D1).
+The TD then rules that the card named stands.
+2
+South wins in dummy with the A and says "Club", immediately corrected by "oh, no, Diamond!".
+What should the TD do?
+The change is allowed (Law **45C4b**); Law 16D may apply to South."""
+
+
+def test_english_quoted_law_text_and_examples():
+    ps, rep = document_passages(_doc(ENGLISH_QUOTE), CatalogEntry(file="t.txt", languages=["en"]))
+    law = {p.laws[0]: p for p in ps if p.kind == "law_text"}
+    assert set(law) == {"45C", "45C2", "45C4a", "45C4b"}
+    assert "(b) maintained" in law["45C2"].text, "lead-in sentence keeps its short (a)/(b) items"
+    assert law["45C4b"].cites == ["47D", "16D1"]
+    ex = [p for p in ps if p.kind == "example"]
+    assert [p.example_no for p in ex] == ["1", "2"]
+    assert "card named stands" in ex[0].text, "example 1 resumes after the quoted law text"
+    assert "Declarer must play" not in ex[0].text
+    assert ex[0].laws == ["45C4a"] and ex[0].cites == ["45C4b"]
+    assert ex[0].question.startswith("South is playing") and ex[0].answer.startswith("NO!")
+    assert ex[1].laws == ["45C4b"] and "16D" in ex[1].cites
+    assert rep.examples == 2
+
+
+def test_classify_refs_negation_and_pointers():
+    applied, cited = classify_refs("No **45E2**. He led out of turn (art. 55A); see Law 16C. We do not use 45C4b.")
+    assert applied == ["45E2", "55A"] and cited == ["16C", "45C4b"]
+
+
+def test_example_without_refs_takes_quoted_emphasised_rule():
+    laws, _ = explicit_tags("example", "The intention was not incontrovertible.", None, "46",
+                            quoted=[("46B", False), ("46B2", True)])
+    assert laws[0] == "46B2"
+
+
+def test_commentary_outside_document_scope_is_cited():
+    laws, cites = explicit_tags("commentary", "The conditions are comparable with those in Law 25A.", None, None,
+                                scope=["45", "46", "47"])
+    assert laws == [] and cites == ["25A"]
+
+
+def test_question_answer_split():
+    q, a = split_question_answer(["1", "Sud gioca 3SA.", "L'arbitro autorizza il cambio?", "NO (L45c4a)"])
+    assert q.replace("\n", " ") == "Sud gioca 3SA. L'arbitro autorizza il cambio?" and a == "NO (L45c4a)"
+    q, a = split_question_answer(["Est gioca il K.", "Risposta", "Si applica il 45E."])
+    assert q == "Est gioca il K." and a == "Si applica il 45E."
+
+
+def test_greek_law_numbering():
+    text = "ΝΟΜΟΣ 45 - ΠΑΙΓΜΕΝΟ ΦΥΛΛΟ\nΓ. Υποχρεωτικό παίξιμο φύλλου\n1. Φύλλο αμυνόμενου που κρατιέται έτσι ώστε ο συμπαίκτης του να μπορεί να δει την όψη του πρέπει να παιχτεί."
+    blocks = segment([Line(t, 1) for t in text.split("\n")])
+    assert [b.address for b in blocks if b.kind == "law_text"][-1] == "45C1"
+
+
+# ---------------------------------------------------------------- the default corpus
+
+def _corpus():
+    catalog, problems = load_catalog(ROOT / "corpus")
+    assert not problems
+    return {r.path: (ps, r) for _, ps, r, _ in process_corpus(ROOT / "corpus", catalog)}
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return _corpus()
+
+
+def test_every_worked_example_of_both_lessons(corpus):
+    # Counted by hand. Italian lesson: Art. 45 → 8 numbered cases, Art. 46 → 4, Art. 47 → 47A, 47B, 47D (two
+    # deals), 47E2 (ES:) = 5; 17 in all. English workshop: Law 45 → 10 (the 10th is the brief summary),
+    # Law 46 → 4, Law 47 → 47A, 47B, 47D (deal, under the 47C heading), 47E2a (Example:), 47E2b (A further
+    # example) = 5; 19 in all.
+    it_ps, it = corpus["it_scuola-arbitrale_art45-47_2007.txt"]
+    en_ps, en = corpus["en_ebl-tds-workshop_law45-47_2011.pdf"]
+    assert it.examples == 17
+    assert en.examples == 19
+    numbered = lambda ps, law: sorted({int(p.example_no) for p in ps  # noqa: E731
+                                       if p.kind == "example" and p.heading == law and p.example_no.isdigit()})
+    assert numbered(it_ps, "45") == list(range(1, 9)) and numbered(it_ps, "46") == [1, 2, 3, 4]
+    assert numbered(en_ps, "45") == list(range(1, 11)) and numbered(en_ps, "46") == [1, 2, 3, 4]
+
+
+def test_corpus_examples_have_deals_and_tags(corpus):
+    en_ps, _ = corpus["en_ebl-tds-workshop_law45-47_2011.pdf"]
+    first = next(p for p in en_ps if p.kind == "example" and p.heading == "45" and p.example_no == "1")
+    assert first.laws == ["45C4a"] and first.cites == ["45C4b"]
+    assert first.deal is not None and first.deal.north.spades == "KJ852" and first.deal.contract == "2S"
+    assert first.page == 1 and first.page_end == 2
+
+
+def test_corpus_law_texts(corpus):
+    ps, _ = corpus["it_errori-frequenti_art30-64.txt"]
+    laws = [p.laws[0] for p in ps if p.kind == "law_text"]
+    for want in ["30A", "30B1", "30B2a", "30B2b", "30B3", "30C", "64A1", "64B5", "50D2a", "63A2"]:
+        assert want in laws
+    assert all(p.lang == "it" for p in ps)
+
+
+def test_mixed_language_pdf_labelled_per_passage(corpus):
+    ps, rep = corpus["el-en_commentary_law45-47.pdf"]
+    assert rep.by_lang.get("el", 0) >= 5 and rep.by_lang.get("en", 0) >= 5
+    assert not any("Σχόλια στους Νόμους" in p.text for p in ps), "running header removed"
+    f = next(p for p in ps if "45F" in p.laws)
+    assert f.kind == "commentary"
+
+
+def test_ids_stable_across_runs():
+    a = _corpus()
+    b = _corpus()
+    for name in a:
+        assert [p.id for p in a[name][0]] == [p.id for p in b[name][0]]
+
+
+def test_unreadable_file_reported_not_raised(tmp_path):
+    f = tmp_path / "broken.pdf"
+    f.write_bytes(b"%PDF-1.7\n garbage")
+    ps, rep, _ = process_file(f, tmp_path)
+    assert ps == [] and rep.status == "failed" and rep.message
