@@ -17,6 +17,7 @@ from .glossary import default_glossary
 from .lexical import query_terms
 from .search import (
     AlsoIn,
+    Candidate,
     Hit,
     SearchResult,
     Weights,
@@ -147,12 +148,23 @@ class KnowledgeBase:
                 terms += [t for t in query_terms(exp, lg) if t not in terms]
         lex = lexical_candidates(conn, terms, CANDIDATES_FOR(k))
         dense, sims = [], []
+        dense2: list[int] = []
         if gen.index is not None and w.dense:
-            qvec = self.embedder().encode_queries([q])[0]
-            dense, sims = dense_candidates(gen.index, qvec, CANDIDATES_FOR(k))
+            texts = [q]
+            exp = default_glossary().expand(q, [lg for lg in ("it", "en", "el") if lg != qlang]) \
+                if w.dense_expand else ""
+            if exp:
+                texts.append(f"{q}\n{exp}")
+            vecs = self.embedder().encode_queries(texts)
+            dense, sims = dense_candidates(gen.index, vecs[0], CANDIDATES_FOR(k))
+            if exp:
+                dense2, _ = dense_candidates(gen.index, vecs[1], CANDIDATES_FOR(k))
         if refs:  # passages about the named laws are candidates even if the words don't match
             lex = _ref_rows(conn, refs) + [r for r in lex if r not in set(_ref_rows(conn, refs))]
         cands = fuse(lex if w.lexical else [], dense, sims, w)
+        for r, rid in enumerate(dense2):
+            c = cands.setdefault(rid, Candidate(rid))
+            c.score += w.dense_expand / (w.rrf_k + r + 1)
         if not cands:
             return SearchResult(q, qlang, refs, [], notices + ["no passage matches"], law_only)
         tags = _tags(conn, list(cands))
@@ -273,8 +285,8 @@ class KnowledgeBase:
         by_lang = dict(conn.execute("SELECT lang, count(*) FROM passages GROUP BY lang").fetchall())
         n = conn.execute("SELECT count(*) FROM passages").fetchone()[0]
         docs = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
-        ex = conn.execute("SELECT count(DISTINCT doc || '|' || heading || '|' || "
-                          "substr(example_no, 1, instr(example_no || '.', '.') - 1)) "
+        # worked examples, not passages (the steps of one example count once; see ingest.count_examples)
+        ex = conn.execute("SELECT count(DISTINCT doc || '|' || heading || '|' || example_no) "
                           "FROM passages WHERE kind = 'example'").fetchone()[0]
         return Stats(str(self.kb_dir), self._gen.path.name, m.get("model", ""), m.get("index", ""), docs, n,
                      by_kind, by_lang, ex, self.all_laws(conn), m.get("files", {}))

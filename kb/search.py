@@ -31,16 +31,20 @@ CANDIDATES = 100
 
 @dataclass
 class Weights:
-    """Fusion knobs (tuned on the dev set with a held-out split; see bench/ablation.py)."""
+    """Ranking knobs (tuned on the dev set with a held-out split; see bench/ablation.py)."""
 
     rrf_k: float = 60.0
     lexical: float = 1.0
     dense: float = 1.0
-    expand: bool = True  # glossary expansion across languages
+    expand: bool = True  # glossary expansion of the lexical query across languages
+    dense_expand: float = 0.5  # a second dense query: the question plus its glossary expansion
     law_evidence: float = 0.5  # how much a law's aggregated score lifts its passages
     kind_prior: dict[str, float] = field(default_factory=lambda: {"law_text": 1.0, "example": 1.0,
                                                                   "commentary": 0.85})
+    untagged: float = 0.6  # passages with no explicit law (only inferred) rank below tagged ones
+    generic: float = 0.8  # passages tagged only with a bare law number (45) below specific ones (45C4b)
     inferred_weight: float = 0.5
+    diversity: float = 0.8  # each earlier hit on the same law section multiplies a later one's score
     ref_boost: float = 1.0  # passages about a law named in the query
 
 
@@ -161,20 +165,59 @@ def rank(cands: dict[int, Candidate], tags: dict[int, tuple[list[str], dict[str,
          refs: list[str], w: Weights) -> list[tuple[int, float]]:
     ev = law_evidence(cands, tags, w) if w.law_evidence else {}
     top_ev = max(ev.values()) if ev else 1.0
-    out = []
+    unit = 1 / (w.rrf_k + 1)  # the score of a first-ranked candidate in one list
+    scored = []
     for rid, c in cands.items():
         laws, inferred, kind = tags[rid]
         s = c.score * w.kind_prior.get(kind, 1.0)
+        if not laws:
+            s *= w.untagged
+        elif max(lawref.depth(x) for x in laws) == 1:
+            s *= w.generic
         if ev:
-            own = [law for law in laws] or [law for law in inferred]
+            own = laws or list(inferred)
             best = max((ev.get(law, 0.0) for law in own), default=0.0)
-            # specific tags (45C4b) beat their ancestors (45) at equal evidence
-            s += w.law_evidence * (best / top_ev) * (1 / 60)
-        if refs and any(lawref.extends(law, r) or (lawref.depth(law) >= 2 and lawref.extends(r, law))
-                        for law in laws for r in refs):
-            s += w.ref_boost
-        out.append((rid, s))
-    out.sort(key=lambda x: -x[1])
+            s += w.law_evidence * (best / top_ev) * unit
+        if refs:
+            s += w.ref_boost * max((_ref_match(law, r) for law in laws for r in refs), default=0.0)
+        scored.append((rid, s))
+    scored.sort(key=lambda x: -x[1])
+    return diversify(scored, tags, w.diversity) if w.diversity < 1.0 else scored
+
+
+def _ref_match(law: str, ref: str) -> float:
+    """1 for the named law or a paragraph under it; less for an enclosing section (45C for 45C4b)."""
+    if lawref.extends(law, ref):
+        return 1.0
+    if lawref.depth(law) >= 2 and lawref.extends(ref, law):
+        return 0.5 * lawref.depth(law) / lawref.depth(ref)
+    return 0.0
+
+
+def _section(law: str) -> str:
+    n, sec, _, _ = lawref.parts(law)
+    return f"{n}{sec or ''}"
+
+
+def diversify(scored: list[tuple[int, float]], tags, factor: float) -> list[tuple[int, float]]:
+    """Greedy re-rank: a passage on a law section already shown loses a share of its score, so the
+    first screen covers the plausible sections instead of five passages on one."""
+    seen: dict[str, int] = {}
+    pool = list(scored)
+    out: list[tuple[int, float]] = []
+    while pool:
+        best_i, best_s = 0, float("-inf")
+        for i, (rid, s) in enumerate(pool[:50]):
+            laws = tags[rid][0] or list(tags[rid][1])
+            key = _section(laws[0]) if laws else f"#{rid}"
+            adj = s * factor ** seen.get(key, 0)
+            if adj > best_s:
+                best_i, best_s = i, adj
+        rid, s = pool.pop(best_i)
+        laws = tags[rid][0] or list(tags[rid][1])
+        key = _section(laws[0]) if laws else f"#{rid}"
+        seen[key] = seen.get(key, 0) + 1
+        out.append((rid, best_s))
     return out
 
 

@@ -1,0 +1,65 @@
+"""Each retrieval mechanism on and off, on question files (dev set, our own held-out set).
+
+    .venv/bin/python bench/ablation.py [--kb-dir DIR] FILE.jsonl [FILE.jsonl ...]
+
+Prints, per file and configuration: section Recall@5, law Recall@5, section MRR@10, cross-language
+section Recall@5. The knowledge base must have been built (python -m ingest).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from kb import KnowledgeBase  # noqa: E402
+from kb.evaluate import evaluate, load_questions  # noqa: E402
+from kb.search import Weights  # noqa: E402
+
+BASE = Weights()
+CONFIGS: dict[str, Weights] = {
+    "full": BASE,
+    "- lexical": replace(BASE, lexical=0.0),
+    "- dense": replace(BASE, dense=0.0, dense_expand=0.0),
+    "- glossary expansion (lexical)": replace(BASE, expand=False),
+    "- glossary expansion (dense)": replace(BASE, dense_expand=0.0),
+    "- law evidence": replace(BASE, law_evidence=0.0),
+    "- untagged/generic priors": replace(BASE, untagged=1.0, generic=1.0),
+    "- kind prior": replace(BASE, kind_prior={}),
+    "- diversity": replace(BASE, diversity=1.0),
+    "- ref boost": replace(BASE, ref_boost=0.0),
+    "plain RRF (lexical+dense only)": Weights(expand=False, dense_expand=0.0, law_evidence=0.0, kind_prior={},
+                                              untagged=1.0, generic=1.0, diversity=1.0),
+}
+
+
+def row(name: str, report) -> str:
+    m = report.metrics()
+    cross = report.metrics(lambda r: r.cross)
+    return (f"| {name} | {m['section']['R@5']:.2f} | {m['law']['R@5']:.2f} | {m['section']['MRR@10']:.2f} | "
+            f"{cross['section']['R@5']:.2f} ({int(cross['section']['n'])}) |")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("files", nargs="+", type=Path)
+    ap.add_argument("--kb-dir", type=Path)
+    ap.add_argument("--only", help="comma-separated config names")
+    args = ap.parse_args()
+    kb = KnowledgeBase.open(args.kb_dir)
+    names = args.only.split(",") if args.only else list(CONFIGS)
+    for f in args.files:
+        qs = load_questions(f)
+        print(f"\n{f} ({len(qs)} questions)\n")
+        print("| configuration | section R@5 | law R@5 | section MRR@10 | cross-language section R@5 (n) |")
+        print("|---|---|---|---|---|")
+        for name in names:
+            print(row(name, evaluate(kb, qs, weights=CONFIGS[name])), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

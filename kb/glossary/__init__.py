@@ -1,0 +1,428 @@
+"""Multilingual glossary of the concepts a tournament director uses to describe a table situation.
+
+The data lives in the ``*.toml`` files of this folder (one ``[[concept]]`` table per idea, with terms in
+Italian, English and Greek, and optionally French, German, Spanish and Dutch). This module loads and
+validates it and finds concepts in free text:
+
+* :meth:`Glossary.match` returns the concept mentions of a text, longest match first, non-overlapping,
+  on word boundaries, with spans into the original text. Matching goes through :func:`kb.textnorm.fold`
+  (case, accents, Greek tonos and final sigma do not matter) and tolerates short inflectional endings
+  (``carta``/``carte``, ``dichiarante``/``dichiaranti``, ``εκτελεστής``/``εκτελεστές``).
+* :meth:`Glossary.expand` renders the concepts of a query in other languages (cross-language retrieval).
+* :meth:`Glossary.concept_ids` lists the concepts of a passage (indexing passages by concept).
+
+Terms flagged weak (a whole concept with ``weak = true``, or single ambiguous terms in ``weak_terms``)
+are still matched, so that they cannot be split into wrong shorter matches, but the hits are marked
+``weak`` and left out of :meth:`~Glossary.expand` and :meth:`~Glossary.concept_ids` by default.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from kb.textnorm import fold
+
+__all__ = [
+    "LANGS",
+    "REQUIRED_LANGS",
+    "Concept",
+    "ConceptHit",
+    "Glossary",
+    "GlossaryError",
+    "default_glossary",
+]
+
+LANGS: tuple[str, ...] = ("it", "en", "el", "fr", "de", "es", "nl")
+REQUIRED_LANGS: tuple[str, ...] = ("it", "en", "el")
+GLOSSARY_DIR = Path(__file__).resolve().parent
+
+LAW_RE = re.compile(r"^\d{1,2}([A-H](\d([a-e])?)?)?$")
+ID_RE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
+_CONCEPT_KEYS = frozenset({"id", "laws", "weak", "weak_terms", "broader", *LANGS})
+
+# A word: a letter or digit followed by letters, digits or (decomposed) combining accents. Apostrophes,
+# hyphens and punctuation separate words, so "d'attacco" is ["d", "attacco"] in text and terms alike.
+_TOKEN = re.compile(r"[^\W_](?:[^\W_]|[\u0300-\u036f])*")
+
+# Inflection tolerance: a term word of at least _FUZZY_MIN_LEN letters also matches a text word that
+# shares a prefix of at least max(_STEM_MIN, len(word) - _MAX_ENDING) letters, when the two remaining
+# endings are at most _MAX_ENDING letters long, made of ending-like letters, and look like an inflection
+# (see _fuzzy_eq): carta/carte, φύλλο/φύλλου, εκτελεστής/εκτελεστές/εκτελεστή match; presa/presso,
+# player/play, giocatore/giocato, claim/clair do not.
+_FUZZY_MIN_LEN = 5
+_STEM_MIN = 4
+_MAX_ENDING = 2
+_ENDING_CHARS = frozenset("aeiouyhsdnr" "αεηιουωσν")
+_VOWELS = frozenset("aeiouyh" "αεηιουω")
+_DROPPABLE = frozenset({"s", "σ"})
+_CACHE_MAX = 100_000  # folded tokens whose candidate entries are remembered
+_GROWTH_FINALS = frozenset("sn" "σν")
+
+
+class GlossaryError(ValueError):
+    """Invalid glossary data; the message names the file and the concept."""
+
+
+@dataclass(frozen=True)
+class Concept:
+    """One idea, with its terms per language (``terms[lang]`` is a tuple, most usual form first)."""
+
+    id: str
+    laws: tuple[str, ...]
+    terms: dict[str, tuple[str, ...]] = field(hash=False)
+    weak: bool = False
+    weak_terms: frozenset[str] = frozenset()  # folded terms that are ambiguous on their own
+    broader: tuple[str, ...] = ()  # ids of more general concepts
+
+    def is_weak_term(self, term: str) -> bool:
+        return self.weak or _fold_term(term) in self.weak_terms
+
+
+@dataclass(frozen=True)
+class ConceptHit:
+    """A mention of ``concept`` in a text: ``text[start:end]`` is the matched span of the original text."""
+
+    concept: Concept
+    lang: str
+    term: str
+    start: int
+    end: int
+    weak: bool = False
+
+
+@dataclass(frozen=True)
+class _Target:
+    concept: Concept
+    lang: str
+    term: str
+    weak: bool
+
+
+class _Node:
+    """A trie node: one folded word further along some terms; ``targets`` when a term ends here."""
+
+    __slots__ = ("children", "fuzzy", "targets")
+
+    def __init__(self) -> None:
+        self.children: dict[str, _Node] = {}
+        # children whose word may be inflected, keyed by the word's first _fuzzy_key_len letters
+        self.fuzzy: dict[str, list[tuple[str, _Node]]] = {}
+        self.targets: list[_Target] = []
+
+    def child(self, word: str) -> _Node:
+        node = self.children.get(word)
+        if node is None:
+            node = self.children[word] = _Node()
+            if len(word) >= _FUZZY_MIN_LEN:
+                self.fuzzy.setdefault(word[: _fuzzy_key_len(word)], []).append((word, node))
+        return node
+
+    def step(self, token: str) -> list[tuple[_Node, bool]]:
+        """Children reached by text word ``token``: (node, exactly equal)."""
+        out: list[tuple[_Node, bool]] = []
+        node = self.children.get(token)
+        if node is not None:
+            out.append((node, True))
+        if self.fuzzy and len(token) >= _STEM_MIN:
+            for k in range(max(_STEM_MIN, len(token) - 2 * _MAX_ENDING), len(token) + 1):
+                for word, child in self.fuzzy.get(token[:k], ()):
+                    if word != token and _fuzzy_eq(word, token):
+                        out.append((child, False))
+        return out
+
+
+@lru_cache(maxsize=65536)
+def _fold_word(word: str) -> str:
+    return fold(word)
+
+
+def _tokens(text: str) -> list[tuple[int, int, str]]:
+    return [(m.start(), m.end(), _fold_word(m.group())) for m in _TOKEN.finditer(text)]
+
+
+def _term_words(term: str) -> tuple[str, ...]:
+    return tuple(_fold_word(w) for w in _TOKEN.findall(term))
+
+
+def _fold_term(term: str) -> str:
+    return " ".join(_term_words(term))
+
+
+def _fuzzy_key_len(word: str) -> int:
+    return max(_STEM_MIN, len(word) - _MAX_ENDING)
+
+
+def _fuzzy_eq(word: str, token: str) -> bool:
+    """Whether text ``token`` is an inflected form of term ``word`` (both folded, already known unequal)."""
+    if len(word) < _FUZZY_MIN_LEN or len(token) < _STEM_MIN:
+        return False
+    p = 0
+    limit = min(len(word), len(token))
+    while p < limit and word[p] == token[p]:
+        p += 1
+    if p < _STEM_MIN:
+        return False
+    w_end, t_end = word[p:], token[p:]
+    if len(w_end) > _MAX_ENDING or len(t_end) > _MAX_ENDING:
+        return False
+    if not _ENDING_CHARS.issuperset(w_end) or not _ENDING_CHARS.issuperset(t_end):
+        return False
+    if not w_end:  # an ending added: revoke/revoked, φύλλο/φύλλου, corazón/corazones
+        return True
+    if not t_end:  # an ending dropped: only a final s (εκτελεστής/εκτελεστή, revokes/revoke)
+        return w_end in _DROPPABLE
+    # an ending replaced: vowel for vowel (carta/carte, εκτελεστής/εκτελεστές) or Greek final σ for a vowel
+    # (αντίπαλος/αντιπάλου/αντίπαλοι), never shorter; a longer one must start with h or end in s/n
+    # (attacco/attacchi, κούπα/κούπες), so that contrare/contraria or camps/campo do not match
+    if (w_end[0] not in _VOWELS and w_end != "σ") or t_end[0] not in _VOWELS or len(t_end) < len(w_end):
+        return False
+    return len(t_end) == len(w_end) or t_end[0] == "h" or t_end[-1] in _GROWTH_FINALS
+
+
+class Glossary:
+    """The concepts, and a matcher precompiled from their terms."""
+
+    def __init__(self, concepts: Iterable[Concept]):
+        self.concepts: list[Concept] = list(concepts)
+        self._by_id: dict[str, Concept] = {}
+        for c in self.concepts:
+            if c.id in self._by_id:
+                raise GlossaryError(f"concept {c.id!r}: duplicate id")
+            self._by_id[c.id] = c
+        for c in self.concepts:
+            for b in c.broader:
+                if b == c.id or b not in self._by_id:
+                    raise GlossaryError(f"concept {c.id!r}: broader concept {b!r} is unknown or itself")
+        self._root = _Node()
+        self._step_cache: dict[str, list[tuple[_Node, bool]]] = {}
+        self._compile()
+
+    # ------------------------------------------------------------------ loading
+
+    @classmethod
+    def load(cls, paths: Iterable[Path] | None = None) -> Glossary:
+        """Load and validate glossary files (default: every ``*.toml`` in this package's folder)."""
+        if paths is None:
+            paths = sorted(GLOSSARY_DIR.glob("*.toml"))
+        concepts: list[Concept] = []
+        seen: dict[str, str] = {}
+        for path in paths:
+            path = Path(path)
+            try:
+                with path.open("rb") as fh:
+                    data = tomllib.load(fh)
+            except (OSError, tomllib.TOMLDecodeError) as exc:
+                raise GlossaryError(f"{path.name}: cannot read glossary file: {exc}") from exc
+            extra = set(data) - {"concept"}
+            if extra:
+                raise GlossaryError(f"{path.name}: unexpected top-level keys {sorted(extra)}")
+            raw = data.get("concept", [])
+            if not isinstance(raw, list):
+                raise GlossaryError(f"{path.name}: 'concept' must be an array of tables ([[concept]])")
+            for n, item in enumerate(raw, 1):
+                concept = _parse_concept(item, f"{path.name}: concept #{n}")
+                if concept.id in seen:
+                    raise GlossaryError(
+                        f"{path.name}: concept {concept.id!r}: duplicate id (also in {seen[concept.id]})"
+                    )
+                seen[concept.id] = path.name
+                concepts.append(concept)
+        return cls(concepts)
+
+    # ------------------------------------------------------------------ lookup
+
+    def get(self, concept_id: str) -> Concept:
+        return self._by_id[concept_id]
+
+    def __contains__(self, concept_id: object) -> bool:
+        return concept_id in self._by_id
+
+    def __len__(self) -> int:
+        return len(self.concepts)
+
+    def __iter__(self) -> Iterator[Concept]:
+        return iter(self.concepts)
+
+    # ------------------------------------------------------------------ matching
+
+    def _compile(self) -> None:
+        for concept in self.concepts:
+            for lang in LANGS:
+                for term in concept.terms.get(lang, ()):
+                    words = _term_words(term)
+                    if not words:
+                        continue
+                    node = self._root
+                    for word in words:
+                        node = node.child(word)
+                    if all(t.concept.id != concept.id for t in node.targets):
+                        node.targets.append(_Target(concept, lang, term, concept.is_weak_term(term)))
+
+    def _first_step(self, token: str) -> list[tuple[_Node, bool]]:
+        """Root step for a text word, cached: most words of a text are repeats."""
+        found = self._step_cache.get(token)
+        if found is None:
+            if len(self._step_cache) >= _CACHE_MAX:
+                self._step_cache.clear()
+            found = self._step_cache[token] = self._root.step(token)
+        return found
+
+    def match(self, text: str) -> list[ConceptHit]:
+        """Concept mentions in ``text``: leftmost-longest, non-overlapping, whole words.
+
+        At each word the longest term starting there wins (ties: more exactly-equal words); a word
+        sequence shared by several concepts yields one hit per concept, with the same span.
+        """
+        toks = _tokens(text)
+        n = len(toks)
+        hits: list[ConceptHit] = []
+        i = 0
+        while i < n:
+            frontier = [(node, int(exact)) for node, exact in self._first_step(toks[i][2])]
+            best: _Node | None = None
+            best_key = (0, 0)
+            size = 1
+            while frontier:
+                for node, exact in frontier:
+                    if node.targets and (size, exact) > best_key:
+                        best, best_key = node, (size, exact)
+                if i + size >= n:
+                    break
+                token = toks[i + size][2]
+                frontier = [
+                    (child, exact + same)
+                    for node, exact in frontier
+                    if node.children
+                    for child, same in node.step(token)
+                ]
+                size += 1
+            if best is None:
+                i += 1
+                continue
+            size = best_key[0]
+            start, end = toks[i][0], toks[i + size - 1][1]
+            for t in best.targets:
+                hits.append(ConceptHit(t.concept, t.lang, t.term, start, end, t.weak))
+            i += size
+        return hits
+
+    def _strong_concepts(self, text: str, include_weak: bool) -> list[Concept]:
+        out: dict[str, Concept] = {}
+        for hit in self.match(text):
+            if include_weak or not hit.weak:
+                out.setdefault(hit.concept.id, hit.concept)
+        return list(out.values())
+
+    def concept_ids(self, text: str, *, broader: bool = False, include_weak: bool = False) -> list[str]:
+        """Ids of the concepts mentioned in ``text``, in order of first mention.
+
+        ``broader=True`` adds the (transitively) broader concepts of each one, e.g. ``penalty_card``
+        for a passage that only says "major penalty card"; weak hits are skipped unless asked for.
+        """
+        ids: dict[str, None] = {}
+        for concept in self._strong_concepts(text, include_weak):
+            ids[concept.id] = None
+            if broader:
+                stack = list(concept.broader)
+                while stack:
+                    b = stack.pop()
+                    if b not in ids:
+                        ids[b] = None
+                        stack.extend(self._by_id[b].broader)
+        return list(ids)
+
+    def expand(
+        self,
+        text: str,
+        langs: Iterable[str] = ("it", "en", "el"),
+        *,
+        per_lang: int = 2,
+        include_weak: bool = False,
+    ) -> str:
+        """The concepts of ``text`` rendered as their first ``per_lang`` terms in each of ``langs``.
+
+        Space-joined, in order of first mention, without repeating a term; "" when nothing is found.
+        Used to expand a query across languages (an Italian query about a revoke gains "revoke", "ρενόνς").
+        """
+        langs = tuple(langs)
+        out: list[str] = []
+        seen: set[str] = set()
+        for concept in self._strong_concepts(text, include_weak):
+            for lang in langs:
+                for term in concept.terms.get(lang, ())[:per_lang]:
+                    key = _fold_term(term)
+                    if key not in seen:
+                        seen.add(key)
+                        out.append(term)
+        return " ".join(out)
+
+    def laws_for(self, text: str, *, include_weak: bool = False) -> list[str]:
+        """Canonical laws related to the concepts of ``text`` (order of first mention, no repeats)."""
+        laws: dict[str, None] = {}
+        for concept in self._strong_concepts(text, include_weak):
+            for law in concept.laws:
+                laws[law] = None
+        return list(laws)
+
+
+def _string_list(value: object, what: str, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise GlossaryError(f"{where}: {what} must be a list of non-empty strings")
+    return tuple(v.strip() for v in value)
+
+
+def _parse_concept(item: object, where: str) -> Concept:
+    if not isinstance(item, dict):
+        raise GlossaryError(f"{where}: must be a table")
+    cid = item.get("id")
+    if not isinstance(cid, str) or not ID_RE.match(cid):
+        raise GlossaryError(f"{where}: missing or invalid id {cid!r} (snake_case English expected)")
+    where = f"{where.split(':')[0]}: concept {cid!r}"
+    extra = set(item) - _CONCEPT_KEYS
+    if extra:
+        raise GlossaryError(f"{where}: unknown keys {sorted(extra)}")
+
+    terms: dict[str, tuple[str, ...]] = {}
+    for lang in LANGS:
+        if lang not in item:
+            if lang in REQUIRED_LANGS:
+                raise GlossaryError(f"{where}: missing required language {lang!r}")
+            continue
+        values = _string_list(item[lang], f"terms for {lang!r}", where)
+        if not values:
+            raise GlossaryError(f"{where}: empty term list for {lang!r}")
+        for v in values:
+            if not _term_words(v):
+                raise GlossaryError(f"{where}: term {v!r} ({lang}) has no word characters")
+        terms[lang] = tuple(dict.fromkeys(values))
+
+    laws = _string_list(item.get("laws", []), "laws", where)
+    for law in laws:
+        if not LAW_RE.match(law):
+            raise GlossaryError(f"{where}: law {law!r} is not in canonical form (e.g. '46B2', '64', '50D')")
+
+    weak = item.get("weak", False)
+    if not isinstance(weak, bool):
+        raise GlossaryError(f"{where}: weak must be true or false")
+
+    all_terms = {_fold_term(t) for values in terms.values() for t in values}
+    weak_terms = set()
+    for t in _string_list(item.get("weak_terms", []), "weak_terms", where):
+        key = _fold_term(t)
+        if key not in all_terms:
+            raise GlossaryError(f"{where}: weak term {t!r} is not one of the concept's terms")
+        weak_terms.add(key)
+
+    broader = _string_list(item.get("broader", []), "broader", where)
+    return Concept(cid, laws, terms, weak, frozenset(weak_terms), broader)
+
+
+@lru_cache(maxsize=1)
+def default_glossary() -> Glossary:
+    """The glossary of this package's ``*.toml`` files, loaded once."""
+    return Glossary.load()

