@@ -22,7 +22,8 @@ from kb.search import Weights  # noqa: E402
 BASE = Weights()
 CONFIGS: dict[str, Weights] = {
     "full": BASE,
-    "- lexical": replace(BASE, lexical=0.0),
+    "- lexical (words)": replace(BASE, lexical=0.0),
+    "- lexical (concepts)": replace(BASE, concepts=0.0),
     "- dense": replace(BASE, dense=0.0, dense_expand=0.0),
     "- glossary expansion (lexical)": replace(BASE, expand=False),
     "- glossary expansion (dense)": replace(BASE, dense_expand=0.0),
@@ -31,7 +32,8 @@ CONFIGS: dict[str, Weights] = {
     "- kind prior": replace(BASE, kind_prior={}),
     "- diversity": replace(BASE, diversity=1.0),
     "- ref boost": replace(BASE, ref_boost=0.0),
-    "plain RRF (lexical+dense only)": Weights(expand=False, dense_expand=0.0, law_evidence=0.0, kind_prior={},
+    "plain RRF (lexical+dense only)": Weights(expand=False, dense_expand=0.0, concepts=0.0, law_evidence=0.0,
+                                              kind_prior={},
                                               untagged=1.0, generic=1.0, diversity=1.0),
 }
 

@@ -14,10 +14,9 @@ from ingest.model import KINDS
 
 from . import lawref
 from .glossary import default_glossary
-from .lexical import query_terms
+from .lexical import query_concepts, query_words
 from .search import (
     AlsoIn,
-    Candidate,
     Hit,
     SearchResult,
     Weights,
@@ -141,30 +140,30 @@ class KnowledgeBase:
         missing = [r for r in refs if not self._law_exists(conn, r)]
         if missing:
             notices.append("no such law in the knowledge base: " + ", ".join(missing))
-        terms = query_terms(q, qlang if qlang != "und" else "en", refs)
+        stem_lang = qlang if qlang != "und" else "en"
+        words = query_words(q, stem_lang)
         if w.expand:
             exp = default_glossary().expand(q, ("it", "en", "el"))
             for lg in ("it", "en", "el"):
-                terms += [t for t in query_terms(exp, lg) if t not in terms]
-        lex = lexical_candidates(conn, terms, CANDIDATES_FOR(k))
-        dense, sims = [], []
-        dense2: list[int] = []
+                words += [t for t in query_words(exp, lg) if t not in words]
+        n = CANDIDATES_FOR(k)
+        lists: list[tuple[list[int], float]] = [
+            (lexical_candidates(conn, words, n, "words"), w.lexical),
+            (lexical_candidates(conn, query_concepts(q, refs), n, "concepts"), w.concepts),
+        ]
         if gen.index is not None and w.dense:
             texts = [q]
             exp = default_glossary().expand(q, [lg for lg in ("it", "en", "el") if lg != qlang]) \
                 if w.dense_expand else ""
             if exp:
                 texts.append(f"{q}\n{exp}")
-            vecs = self.embedder().encode_queries(texts)
-            dense, sims = dense_candidates(gen.index, vecs[0], CANDIDATES_FOR(k))
+            ranked = dense_candidates(gen.index, self.embedder().encode_queries(texts), n)
+            lists.append((ranked[0], w.dense))
             if exp:
-                dense2, _ = dense_candidates(gen.index, vecs[1], CANDIDATES_FOR(k))
+                lists.append((ranked[1], w.dense_expand))
         if refs:  # passages about the named laws are candidates even if the words don't match
-            lex = _ref_rows(conn, refs) + [r for r in lex if r not in set(_ref_rows(conn, refs))]
-        cands = fuse(lex if w.lexical else [], dense, sims, w)
-        for r, rid in enumerate(dense2):
-            c = cands.setdefault(rid, Candidate(rid))
-            c.score += w.dense_expand / (w.rrf_k + r + 1)
+            lists.append((_ref_rows(conn, refs), 1.0))
+        cands = fuse(lists, w)
         if not cands:
             return SearchResult(q, qlang, refs, [], notices + ["no passage matches"], law_only)
         tags = _tags(conn, list(cands))

@@ -34,25 +34,32 @@ def content_tokens(text: str, lang: str) -> list[str]:
     return stem_words(toks, lang)
 
 
-def passage_terms(title: str, text: str, lang: str, laws: list[str]) -> str:
+def passage_terms(title: str, text: str, lang: str, laws: list[str]) -> tuple[str, str]:
+    """(words, concepts): stemmed words in the passage's language, and language-neutral tokens."""
     body = "\n".join(ln for ln in text.split("\n") if not _DEAL_LINE.match(ln))
     full = f"{title}\n{body}"
     toks = content_tokens(full, lang)
-    toks += [concept_token(c) for c in default_glossary().concept_ids(full)]
+    concepts = [concept_token(c) for c in default_glossary().concept_ids(full, broader=True)]
     tags = {a for law in laws for a in [law, *lawref.ancestors(law)]}
-    toks += [law_token(t) for t in sorted(tags)]
-    return " ".join(toks)
+    concepts += [law_token(t) for t in sorted(tags)]
+    return " ".join(toks), " ".join(concepts)
 
 
-def query_terms(query: str, lang: str, refs: list[str] | None = None) -> list[str]:
-    """Distinct tokens for an OR query; concept and law tokens first (they matter most)."""
-    concepts = [concept_token(c) for c in default_glossary().concept_ids(query)]
-    laws = [law_token(r) for r in (refs or [])]
-    toks = content_tokens(query, lang)
+def query_words(query: str, lang: str) -> list[str]:
+    """Distinct stemmed words of the query in its own language."""
     seen: set[str] = set()
-    return [t for t in [*laws, *concepts, *toks] if not (t in seen or seen.add(t))]
+    return [t for t in content_tokens(query, lang) if not (t in seen or seen.add(t))]
 
 
-def fts_query(terms: list[str]) -> str:
+def query_concepts(query: str, refs: list[str] | None = None) -> list[str]:
+    """Language-neutral tokens: glossary concepts found in the query and the law addresses it names."""
+    toks = [law_token(r) for r in (refs or [])]
+    toks += [concept_token(c) for c in default_glossary().concept_ids(query, broader=True)]
+    seen: set[str] = set()
+    return [t for t in toks if not (t in seen or seen.add(t))]
+
+
+def fts_query(terms: list[str], column: str | None = None) -> str:
     """An FTS5 MATCH expression; tokens are alphanumeric, quoting makes operators inert anyway."""
-    return " OR ".join(f'"{t}"' for t in terms)
+    expr = " OR ".join(f'"{t}"' for t in terms)
+    return f"{column} : ({expr})" if column else expr

@@ -11,7 +11,8 @@ from html import escape
 
 from ingest.model import Deal, Hand
 
-__all__ = ["deal_html", "deal_text"]
+__all__ = ["deal_html", "deal_text", "hit_card_html", "law_chip", "breadcrumbs_html", "snippet_html",
+           "deal_panel_html", "text_html", "source_line", "example_html", "narrative"]
 
 _SUITS = (("spades", "♠"), ("hearts", "♥"), ("diamonds", "♦"), ("clubs", "♣"))
 _RED = "#c00"
@@ -189,3 +190,185 @@ def deal_text(deal: Deal) -> str:
     if parts:
         out.insert(0, "  ".join(f"{label} {value}" for label, value in parts))
     return "\n".join(out)
+
+
+# --------------------------------------------------------------------------------------------
+# search results, law chips, breadcrumbs (HTML fragments for the app; inline CSS, no script)
+
+KIND_LABELS = {"law_text": "law text", "example": "example", "commentary": "commentary"}
+_KIND_COLOURS = {"law_text": "#1f5fa8", "example": "#2e7d32", "commentary": "#8a5a00"}
+_WRAP = "overflow-wrap:anywhere;word-break:break-word"
+_CHIP_STYLE = ("display:inline-block;margin:0.1em 0.25em 0.1em 0;padding:0.05em 0.5em;border-radius:1em;"
+               "border:1px solid #1f5fa8;color:#1f5fa8;background:rgba(31,95,168,0.08);text-decoration:none;"
+               "font-size:0.85em;font-weight:600;white-space:nowrap;line-height:1.5")
+_CHIP_MINOR = ("display:inline-block;margin:0.1em 0.25em 0.1em 0;padding:0.05em 0.5em;border-radius:1em;"
+               "border:1px dashed #777;color:inherit;text-decoration:none;font-size:0.8em;white-space:nowrap;"
+               "line-height:1.5;opacity:0.85")
+_BADGE = ("display:inline-block;margin-right:0.35em;padding:0 0.45em;border-radius:0.3em;font-size:0.75em;"
+          "font-weight:600;letter-spacing:0.02em;text-transform:uppercase;vertical-align:0.1em")
+_MARKED = re.compile(r"\*\*([^*\n]+?)\*\*")
+
+
+def _law_href(ref: str, link_base: str = "") -> str:
+    from urllib.parse import quote
+
+    return f"{link_base}?law={quote(str(ref), safe='')}"
+
+
+def law_chip(ref: str, link_base: str = "", minor: bool = False, label: str | None = None) -> str:
+    """A law address as a small rounded link to its law page (`?law=45C4b`)."""
+    text = escape(label if label is not None else str(ref))
+    style = _CHIP_MINOR if minor else _CHIP_STYLE
+    cls = "law-chip minor" if minor else "law-chip"
+    return (f'<a class="{cls}" href="{escape(_law_href(ref, link_base))}" target="_self" '
+            f'data-law="{escape(str(ref))}" style="{style}">{text}</a>')
+
+
+def red_suits(escaped: str) -> str:
+    """Colour the ♥ and ♦ symbols of already-escaped text red (♠ ♣ keep the text colour)."""
+    return re.sub("([♥♦])", rf'<span style="color:{_RED}">\1</span>', escaped)
+
+
+def snippet_html(snippet: str) -> str:
+    """A search snippet with its `**marked**` words highlighted; everything else escaped."""
+    out = escape(snippet or "")
+    out = _MARKED.sub(r'<mark style="padding:0 0.1em;border-radius:0.15em">\1</mark>', out)
+    return red_suits(out.replace("**", ""))
+
+
+def text_html(text: str) -> str:
+    """A passage's full text, escaped, line breaks kept (as <br>: the fragment stays one line), red suits."""
+    t = (text or "").replace("\r\n", "\n").replace("\r", "\n").strip("\n")
+    return red_suits(escape(t)).replace("\n", "<br>")
+
+
+def _pages(page: int | None, page_end: int | None) -> str:
+    if not page:
+        return ""
+    if page_end and page_end != page:
+        return f"p. {page}–{page_end}"
+    return f"p. {page}"
+
+
+def source_line(doc: str, page: int | None, page_end: int | None = None, doc_title: str | None = None) -> str:
+    """'document · p. 4' (or 'p. 3–4'), plain text."""
+    pages = _pages(page, page_end)
+    return " · ".join(x for x in (doc_title or doc, pages) if x)
+
+
+def also_in_html(also_in, link_base: str = "") -> str:
+    """'also in: IT p.1 · EL p.2', each a link to the law page of that passage's law."""
+    if not also_in:
+        return ""
+    links = []
+    for a in also_in:
+        label = f"{str(a.lang).upper()} p.{a.page}" if a.page else str(a.lang).upper()
+        links.append(f'<a href="{escape(_law_href(a.law, link_base))}" target="_self" '
+                     f'title="{escape(f"{a.doc} · {a.law}")}" style="text-decoration:none">{escape(label)}</a>')
+    return (f'<div class="hit-also" style="font-size:0.85em;margin-top:0.25em;{_WRAP}">also in: '
+            f'{" · ".join(links)}</div>')
+
+
+def hit_card_html(hit, link_base: str = "", full_text: bool = False, doc_title: str | None = None,
+                  show_title: bool = True) -> str:
+    """One passage as a card: title, kind and language badges, law chips, snippet (or the full
+    text), source line 'document · p. 4' and 'also in' links to the other languages."""
+    kind = str(hit.kind or "")
+    colour = _KIND_COLOURS.get(kind, "#555")
+    badges = (f'<span class="hit-kind" data-kind="{escape(kind)}" style="{_BADGE};color:#fff;'
+              f'background:{colour}">{escape(KIND_LABELS.get(kind, kind))}</span>'
+              f'<span class="hit-lang" data-lang="{escape(str(hit.lang))}" style="{_BADGE};border:1px solid #888">'
+              f'{escape(str(hit.lang).upper())}</span>')
+    title = (f'<span class="hit-title" style="font-weight:600">{escape(hit.title or "")}</span>'
+             if show_title else "")
+    chips = "".join(law_chip(r, link_base) for r in (hit.laws or []))
+    cites = [c for c in (hit.cites or []) if c not in (hit.laws or [])]
+    if cites:
+        chips += ('<span style="font-size:0.8em;opacity:0.8;margin:0 0.25em">cites</span>'
+                  + "".join(law_chip(c, link_base, minor=True) for c in cites))
+    if not hit.laws and getattr(hit, "inferred", None):
+        chips += ('<span style="font-size:0.8em;opacity:0.8;margin:0 0.25em">probably</span>'
+                  + "".join(law_chip(c, link_base, minor=True) for c in list(hit.inferred)[:3]))
+    body = text_html(hit.text) if full_text else snippet_html(hit.snippet)
+    source = escape(source_line(hit.doc, hit.page, hit.page_end, doc_title))
+    return (
+        f'<div class="hit-card" data-kind="{escape(kind)}" data-lang="{escape(str(hit.lang))}" '
+        f'style="box-sizing:border-box;max-width:100%;border:1px solid rgba(128,128,128,0.35);'
+        f'border-left:4px solid {colour};border-radius:0.5em;padding:0.6em 0.8em;margin:0 0 0.8em 0;{_WRAP}">'
+        f'<div class="hit-head" style="margin-bottom:0.3em;line-height:1.6">{badges}{title}</div>'
+        + (f'<div class="hit-laws" style="margin-bottom:0.3em">{chips}</div>' if chips else "")
+        + f'<div class="hit-snippet" style="line-height:1.5;{_WRAP}">{body}</div>'
+        f'<div class="hit-source" title="{escape(hit.doc or "")}" style="font-size:0.85em;opacity:0.8;'
+        f'margin-top:0.35em;{_WRAP}">{source}</div>'
+        f'{also_in_html(hit.also_in, link_base)}</div>'
+    ).replace("\n", " ")
+
+
+def breadcrumbs_html(ancestors: list[str], ref: str, link_base: str = "") -> str:
+    """45 › 45C › 45C4 › 45C4b, each a link to its law page; the current one marked."""
+    links = []
+    for a in [*ancestors, ref]:
+        current = a == ref
+        style = "text-decoration:none;" + ("font-weight:700" if current else "")
+        aria = ' aria-current="page"' if current else ""
+        links.append(f'<a href="{escape(_law_href(a, link_base))}" target="_self"{aria} style="{style}">'
+                     f'{escape(a)}</a>')
+    sep = '<span style="opacity:0.6;margin:0 0.35em">›</span>'
+    return f'<nav class="law-crumbs" aria-label="law hierarchy" style="{_WRAP}">{sep.join(links)}</nav>'
+
+
+def deal_panel_html(deal: Deal) -> str:
+    """deal_html on a light panel, so black suits stay readable under a dark theme."""
+    return (f'<div class="deal-panel" style="background:#fff;color:#000;border-radius:0.4em;padding:0.3em 0.5em;'
+            f'max-width:23em;box-sizing:border-box">{deal_html(deal)}</div>')
+
+
+_DIAGRAM_LINE = re.compile(r"^\s*(?:[♠♥♦♣]|(?:[NSEW](?:\s+[NSEW])*\s*$))")
+
+
+def narrative(text: str) -> str:
+    """An example's text without its deal diagram lines (shown drawn instead) and its bare number."""
+    lines = [ln for ln in (text or "").split("\n") if not _DIAGRAM_LINE.match(ln)]
+    while lines and (not lines[0].strip() or lines[0].strip().isdigit()):
+        lines.pop(0)
+    return "\n".join(lines).strip()
+
+
+def example_html(hit, link_base: str = "", doc_title: str | None = None) -> str:
+    """A worked example: heading, law chips, the deal drawn, then the question and the answer
+    (or its text when the document does not split them), source and other languages."""
+    from ingest.model import Deal as _Deal
+
+    no = f"Example {hit.example_no}" if hit.example_no else "Example"
+    kind_colour = _KIND_COLOURS["example"]
+    head = (f'<div class="ex-head" style="line-height:1.6;margin-bottom:0.3em">'
+            f'<span class="hit-lang" data-lang="{escape(str(hit.lang))}" style="{_BADGE};border:1px solid #888">'
+            f'{escape(str(hit.lang).upper())}</span><b>{escape(no)}</b>'
+            f'<span style="opacity:0.8"> · {escape(hit.title or "")}</span></div>')
+    chips = "".join(law_chip(r, link_base) for r in (hit.laws or []))
+    cites = [c for c in (hit.cites or []) if c not in (hit.laws or [])]
+    if cites:
+        chips += ('<span style="font-size:0.8em;opacity:0.8;margin:0 0.25em">cites</span>'
+                  + "".join(law_chip(c, link_base, minor=True) for c in cites))
+    deal = _Deal.from_dict(hit.deal) if isinstance(hit.deal, dict) else hit.deal
+    parts = [head]
+    if chips:
+        parts.append(f'<div class="ex-laws" style="margin-bottom:0.4em">{chips}</div>')
+    if deal is not None:
+        parts.append(deal_panel_html(deal))
+    block = f'style="margin:0.4em 0;line-height:1.5;{_WRAP}"'
+    if hit.question or hit.answer:
+        if hit.question:
+            parts.append(f'<div class="ex-question" {block}><b>Question</b><br>{text_html(hit.question)}</div>')
+        if hit.answer:
+            parts.append(f'<div class="ex-answer" {block}><b>Answer</b><br>{text_html(hit.answer)}</div>')
+    else:
+        story = narrative(hit.text) if deal is not None else (hit.text or "")
+        parts.append(f'<div class="ex-text" {block}>{text_html(story)}</div>')
+    parts.append(f'<div class="hit-source" title="{escape(hit.doc or "")}" style="font-size:0.85em;opacity:0.8;'
+                 f'{_WRAP}">{escape(source_line(hit.doc, hit.page, hit.page_end, doc_title))}</div>')
+    parts.append(also_in_html(hit.also_in, link_base))
+    return (f'<div class="example-card" data-example="{escape(str(hit.example_no or ""))}" '
+            f'style="box-sizing:border-box;max-width:100%;border:1px solid rgba(128,128,128,0.35);'
+            f'border-left:4px solid {kind_colour};border-radius:0.5em;padding:0.6em 0.8em;margin:0 0 0.9em 0;'
+            f'{_WRAP}">{"".join(parts)}</div>').replace("\n", " ")

@@ -37,6 +37,7 @@ class Weights:
     lexical: float = 1.0
     dense: float = 1.0
     expand: bool = True  # glossary expansion of the lexical query across languages
+    concepts: float = 1.0  # the language-neutral lexical list (glossary concepts + law tokens)
     dense_expand: float = 0.5  # a second dense query: the question plus its glossary expansion
     law_evidence: float = 0.5  # how much a law's aggregated score lifts its passages
     kind_prior: dict[str, float] = field(default_factory=lambda: {"law_text": 1.0, "example": 1.0,
@@ -92,9 +93,6 @@ class SearchResult:
 @dataclass
 class Candidate:
     rowid: int
-    lex_rank: int | None = None
-    dense_rank: int | None = None
-    dense_sim: float = 0.0
     score: float = 0.0
 
 
@@ -111,32 +109,32 @@ def detect_query_lang(q: str) -> str:
     return langid.detect(q, default="und")
 
 
-def lexical_candidates(conn, terms: list[str], limit: int) -> list[int]:
+def lexical_candidates(conn, terms: list[str], limit: int, column: str | None = None) -> list[int]:
+    """BM25 ranking from FTS5 over one column ('words' in the query's language, or 'concepts')."""
     if not terms:
         return []
     rows = conn.execute("SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT ?",
-                        (fts_query(terms), limit)).fetchall()
+                        (fts_query(terms, column), limit)).fetchall()
     return [r[0] for r in rows]
 
 
-def dense_candidates(index, qvec: np.ndarray, limit: int) -> tuple[list[int], list[float]]:
+def dense_candidates(index, qvecs: np.ndarray, limit: int) -> list[list[int]]:
+    """Nearest passages for each query vector (one FAISS call for all of them)."""
     if index is None or index.ntotal == 0:
-        return [], []
-    sims, ids = index.search(qvec.reshape(1, -1).astype(np.float32), min(limit, index.ntotal))
-    pairs = [(int(i), float(s)) for i, s in zip(ids[0], sims[0], strict=True) if i >= 0]
-    return [p[0] for p in pairs], [p[1] for p in pairs]
+        return [[] for _ in range(len(qvecs))]
+    _, ids = index.search(np.ascontiguousarray(qvecs, dtype=np.float32), min(limit, index.ntotal))
+    return [[int(i) for i in row if i >= 0] for row in ids]
 
 
-def fuse(lex: list[int], dense: list[int], dense_sims: list[float], w: Weights) -> dict[int, Candidate]:
+def fuse(lists: list[tuple[list[int], float]], w: Weights) -> dict[int, Candidate]:
+    """Reciprocal rank fusion of ranked lists, each with its weight."""
     cands: dict[int, Candidate] = {}
-    for r, rid in enumerate(lex):
-        c = cands.setdefault(rid, Candidate(rid))
-        c.lex_rank = r
-        c.score += w.lexical / (w.rrf_k + r + 1)
-    for r, (rid, s) in enumerate(zip(dense, dense_sims, strict=True)):
-        c = cands.setdefault(rid, Candidate(rid))
-        c.dense_rank, c.dense_sim = r, s
-        c.score += w.dense / (w.rrf_k + r + 1)
+    for ranked, weight in lists:
+        if not weight:
+            continue
+        for r, rid in enumerate(ranked):
+            c = cands.setdefault(rid, Candidate(rid))
+            c.score += weight / (w.rrf_k + r + 1)
     return cands
 
 

@@ -27,7 +27,7 @@ import numpy as np
 from ingest.model import Passage
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 KEEP_GENERATIONS = 3
 
 
@@ -56,7 +56,7 @@ CREATE INDEX passages_doc ON passages(doc);
 CREATE TABLE passage_laws (rowid INTEGER, law TEXT, rel TEXT, rank INTEGER, conf REAL);
 CREATE INDEX passage_laws_law ON passage_laws(law);
 CREATE TABLE vectors (vec_key TEXT PRIMARY KEY, vec BLOB);
-CREATE VIRTUAL TABLE fts USING fts5(terms, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE fts USING fts5(words, concepts, tokenize = 'unicode61 remove_diacritics 2');
 """
 
 
@@ -155,7 +155,7 @@ class GenerationWriter:
             (d.name, d.path, d.sha256, d.title, d.author, d.year, json.dumps(d.languages), d.laws_edition,
              d.doc_kind, d.source, d.pages, d.passages, d.status, d.message, json.dumps(report)))
 
-    def add_passage(self, p: Passage, terms: str, vec_key: str) -> int:
+    def add_passage(self, p: Passage, terms: tuple[str, str], vec_key: str) -> int:
         rowid = self.next_rowid
         self.next_rowid += 1
         self.conn.execute(
@@ -167,7 +167,7 @@ class GenerationWriter:
         rows += [(rowid, law, "cite", i, 1.0) for i, law in enumerate(p.cites)]
         rows += [(rowid, law, "inferred", i, c) for i, (law, c) in enumerate(p.inferred.items())]
         self.conn.executemany("INSERT INTO passage_laws VALUES (?,?,?,?,?)", rows)
-        self.conn.execute("INSERT INTO fts(rowid, terms) VALUES (?,?)", (rowid, terms))
+        self.conn.execute("INSERT INTO fts(rowid, words, concepts) VALUES (?,?,?)", (rowid, *terms))
         return rowid
 
     def add_vectors(self, items: list[tuple[str, np.ndarray]]) -> None:
