@@ -27,7 +27,10 @@ CONFIGS: dict[str, Weights] = {
     "- dense": replace(BASE, dense=0.0, dense_expand=0.0),
     "- glossary expansion (lexical)": replace(BASE, expand=False),
     "- glossary expansion (dense)": replace(BASE, dense_expand=0.0),
-    "- law evidence": replace(BASE, law_evidence=0.0),
+    "- dense per-language ranks": replace(BASE, dense_lang=0.0),
+    "- dense target-language queries": replace(BASE, dense_target=0.0),
+    "- document-side expansion": BASE,  # same weights, on a KB built without it (built aside, once)
+    "+ law evidence (0.5)": replace(BASE, law_evidence=0.5),
     "- untagged/generic priors": replace(BASE, untagged=1.0, generic=1.0),
     "- kind prior": replace(BASE, kind_prior={}),
     "- diversity": replace(BASE, diversity=1.0),
@@ -53,13 +56,24 @@ def main() -> int:
     args = ap.parse_args()
     kb = KnowledgeBase.open(args.kb_dir)
     names = args.only.split(",") if args.only else list(CONFIGS)
+    noexp = None
+    if "- document-side expansion" in names:
+        import tempfile
+
+        from kb.build import build
+        from kb.store import default_corpus_dir
+
+        tmp = Path(tempfile.mkdtemp(prefix="kb-noexp-"))
+        build(default_corpus_dir(), tmp, doc_expansion=False)
+        noexp = KnowledgeBase.open(tmp)
     for f in args.files:
         qs = load_questions(f)
         print(f"\n{f} ({len(qs)} questions)\n")
         print("| configuration | section R@5 | law R@5 | section MRR@10 | cross-language section R@5 (n) |")
         print("|---|---|---|---|---|")
         for name in names:
-            print(row(name, evaluate(kb, qs, weights=CONFIGS[name])), flush=True)
+            target = noexp if name == "- document-side expansion" else kb
+            print(row(name, evaluate(target, qs, weights=CONFIGS[name])), flush=True)
     return 0
 
 

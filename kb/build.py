@@ -46,10 +46,18 @@ class BuildResult:
         return [r for r in self.reports if r.status == "failed"]
 
 
-def embed_text(p: Passage) -> str:
-    """What the model sees: title and prose, without deal diagram lines (noise to a language model)."""
+def embed_text(p: Passage, expand: bool = True) -> str:
+    """What the model sees: title and prose, without deal diagram lines (noise to a language model),
+    then the passage's glossary concepts in the other languages — document-side expansion, so
+    an Italian law text also sits near an English or Greek description of the same situation."""
     body = "\n".join(ln for ln in p.text.split("\n") if not ln.lstrip().startswith(("♠", "♥", "♦", "♣")))
-    return f"{p.title}\n{body}"[:2000]
+    text = f"{p.title}\n{body}"[:1600]
+    if expand:
+        from .glossary import default_glossary
+
+        others = [lg for lg in ("it", "en", "el") if lg != p.lang]
+        text += "\n" + default_glossary().expand(text, others)[:400]
+    return text
 
 
 def vec_key(model: str, text: str) -> str:
@@ -61,7 +69,7 @@ def _noop(stage: str, done: int, total: int, detail: str) -> None:
 
 
 def build(corpus: Path, kb_dir: Path, embedder=None, progress: Progress | None = None,
-          embed: bool = True, index_type: str = "auto") -> BuildResult:
+          embed: bool = True, index_type: str = "auto", doc_expansion: bool = True) -> BuildResult:
     """Ingest `corpus` into a new generation under `kb_dir`. Bad files are reported, never fatal."""
     progress = progress or _noop
     t0 = time.perf_counter()
@@ -125,7 +133,7 @@ def build(corpus: Path, kb_dir: Path, embedder=None, progress: Progress | None =
         embedded = reused_count = 0
         if embed and passages:
             t2 = time.perf_counter()
-            texts = [embed_text(p) for p in passages]
+            texts = [embed_text(p, doc_expansion) for p in passages]
             keys = [vec_key(model_name, t) for t in texts]
             cache = _prev_vectors(prev, keys) if prev_vectors_ok else {}
             missing = [i for i, k in enumerate(keys) if k not in cache]

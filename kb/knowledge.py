@@ -19,7 +19,9 @@ from .search import (
     AlsoIn,
     Hit,
     SearchResult,
+    Tags,
     Weights,
+    by_language,
     dense_candidates,
     detect_query_lang,
     fuse,
@@ -151,22 +153,31 @@ class KnowledgeBase:
             (lexical_candidates(conn, words, n, "words"), w.lexical),
             (lexical_candidates(conn, query_concepts(q, refs), n, "concepts"), w.concepts),
         ]
-        if gen.index is not None and w.dense:
-            texts = [q]
-            exp = default_glossary().expand(q, [lg for lg in ("it", "en", "el") if lg != qlang]) \
-                if w.dense_expand else ""
-            if exp:
+        dense_lists: list[tuple[list[int], float]] = []
+        if gen.index is not None and (w.dense or w.dense_expand or w.dense_target):
+            texts, weights = [q], [w.dense]
+            others = [lg for lg in ("it", "en", "el") if lg != qlang]
+            exp = default_glossary().expand(q, others)
+            if exp and w.dense_expand:
                 texts.append(f"{q}\n{exp}")
+                weights.append(w.dense_expand)
+            if w.dense_target:
+                for lg in others:  # the situation said in the other language's jargon only
+                    t = default_glossary().expand(q, (lg,))
+                    if len(t.split()) >= 3:
+                        texts.append(t)
+                        weights.append(w.dense_target)
             ranked = dense_candidates(gen.index, self.embedder().encode_queries(texts), n)
-            lists.append((ranked[0], w.dense))
-            if exp:
-                lists.append((ranked[1], w.dense_expand))
+            dense_lists = list(zip(ranked, weights, strict=True))
         if refs:  # passages about the named laws are candidates even if the words don't match
             lists.append((_ref_rows(conn, refs), 1.0))
+        tags = _tags(conn, list({rid for lst, _ in lists + dense_lists for rid in lst}))
+        lists += dense_lists
+        if w.dense_lang and dense_lists:
+            lists += [(sub, w.dense_lang) for sub in by_language(dense_lists[0][0], tags)]
         cands = fuse(lists, w)
         if not cands:
             return SearchResult(q, qlang, refs, [], notices + ["no passage matches"], law_only)
-        tags = _tags(conn, list(cands))
         ranked = rank(cands, tags, refs, w)
         filt = _filters(lang, kind, law, doc)
         rows = _rows(conn, [rid for rid, _ in ranked])
@@ -310,13 +321,13 @@ def _ref_rows(conn, refs: list[str]) -> list[int]:
     return out
 
 
-def _tags(conn, rowids: list[int]) -> dict[int, tuple[list[str], dict[str, float], str]]:
+def _tags(conn, rowids: list[int]) -> dict[int, Tags]:
     out = {}
     for i in range(0, len(rowids), 500):
         chunk = rowids[i:i + 500]
-        for r in conn.execute(f"SELECT rowid, laws, inferred, kind FROM passages WHERE rowid IN "
+        for r in conn.execute(f"SELECT rowid, laws, inferred, kind, lang FROM passages WHERE rowid IN "
                               f"({','.join('?' * len(chunk))})", chunk):
-            out[r[0]] = (json.loads(r[1]), json.loads(r[2]), r[3])
+            out[r[0]] = Tags(json.loads(r[1]), json.loads(r[2]), r[3], r[4])
     return out
 
 

@@ -37,9 +37,11 @@ class Weights:
     lexical: float = 1.0
     dense: float = 1.0
     expand: bool = True  # glossary expansion of the lexical query across languages
-    concepts: float = 1.0  # the language-neutral lexical list (glossary concepts + law tokens)
+    concepts: float = 1.5  # the language-neutral lexical list (glossary concepts + law tokens)
     dense_expand: float = 0.5  # a second dense query: the question plus its glossary expansion
-    law_evidence: float = 0.5  # how much a law's aggregated score lifts its passages
+    dense_lang: float = 0.5  # the dense list ranked within each passage language (see by_language)
+    dense_target: float = 0.5  # dense queries made of the glossary expansion alone, one per other language
+    law_evidence: float = 0.0  # how much a law's aggregated score lifts its passages (measured: no gain)
     kind_prior: dict[str, float] = field(default_factory=lambda: {"law_text": 1.0, "example": 1.0,
                                                                   "commentary": 0.85})
     untagged: float = 0.6  # passages with no explicit law (only inferred) rank below tagged ones
@@ -138,36 +140,66 @@ def fuse(lists: list[tuple[list[int], float]], w: Weights) -> dict[int, Candidat
     return cands
 
 
-def law_evidence(cands: dict[int, Candidate], tags: dict[int, tuple[list[str], dict[str, float], str]],
-                 w: Weights) -> dict[str, float]:
-    """Sum of candidate scores per law address, propagated to ancestors, across all languages."""
-    ev: dict[str, float] = defaultdict(float)
+@dataclass(frozen=True)
+class Tags:
+    """What ranking needs to know of a candidate passage."""
+
+    laws: list[str]
+    inferred: dict[str, float]
+    kind: str
+    lang: str
+
+
+def by_language(ranked: list[int], tags: dict[int, Tags]) -> list[list[int]]:
+    """Split a ranked list into one ranked list per passage language.
+
+    The embedding model prefers passages in the query's own language; ranking within each
+    language lets the best Italian passage compete with the best English one on equal terms.
+    """
+    out: dict[str, list[int]] = {}
+    for rid in ranked:
+        out.setdefault(tags[rid].lang, []).append(rid)
+    return list(out.values())
+
+
+def law_evidence(cands: dict[int, Candidate], tags: dict[int, Tags], w: Weights) -> dict[str, float]:
+    """Evidence per law address: the best candidate score in each language, summed over languages.
+
+    Max within a language keeps a law with many passages (45–47 in two lessons) from outweighing
+    one with a single precise paragraph; the sum across languages rewards agreement between an
+    Italian law text and an English example about the same rule. Ancestors inherit the evidence.
+    """
+    best: dict[tuple[str, str], float] = {}
     for rid, c in cands.items():
-        laws, inferred, kind = tags[rid]
-        prior = w.kind_prior.get(kind, 1.0)
+        t = tags[rid]
+        prior = w.kind_prior.get(t.kind, 1.0)
         contrib: dict[str, float] = {}
-        for i, law in enumerate(laws):
+        for i, law in enumerate(t.laws):
             wt = 1.0 if i == 0 else 0.6
             for a in [law, *lawref.ancestors(law)]:
                 contrib[a] = max(contrib.get(a, 0.0), wt)
-        if not laws:
-            for law, conf in inferred.items():
+        if not t.laws:
+            for law, conf in t.inferred.items():
                 for a in [law, *lawref.ancestors(law)]:
                     contrib[a] = max(contrib.get(a, 0.0), conf * w.inferred_weight)
         for a, wt in contrib.items():
-            ev[a] += c.score * wt * prior
+            key = (a, t.lang)
+            best[key] = max(best.get(key, 0.0), c.score * wt * prior)
+    ev: dict[str, float] = defaultdict(float)
+    for (a, _lang), v in best.items():
+        ev[a] += v
     return ev
 
 
-def rank(cands: dict[int, Candidate], tags: dict[int, tuple[list[str], dict[str, float], str]],
-         refs: list[str], w: Weights) -> list[tuple[int, float]]:
+def rank(cands: dict[int, Candidate], tags: dict[int, Tags], refs: list[str], w: Weights) -> list[tuple[int, float]]:
     ev = law_evidence(cands, tags, w) if w.law_evidence else {}
     top_ev = max(ev.values()) if ev else 1.0
     unit = 1 / (w.rrf_k + 1)  # the score of a first-ranked candidate in one list
     scored = []
     for rid, c in cands.items():
-        laws, inferred, kind = tags[rid]
-        s = c.score * w.kind_prior.get(kind, 1.0)
+        t = tags[rid]
+        laws, inferred = t.laws, t.inferred
+        s = c.score * w.kind_prior.get(t.kind, 1.0)
         if not laws:
             s *= w.untagged
         elif max(lawref.depth(x) for x in laws) == 1:
@@ -206,13 +238,13 @@ def diversify(scored: list[tuple[int, float]], tags, factor: float) -> list[tupl
     while pool:
         best_i, best_s = 0, float("-inf")
         for i, (rid, s) in enumerate(pool[:50]):
-            laws = tags[rid][0] or list(tags[rid][1])
+            laws = tags[rid].laws or list(tags[rid].inferred)
             key = _section(laws[0]) if laws else f"#{rid}"
             adj = s * factor ** seen.get(key, 0)
             if adj > best_s:
                 best_i, best_s = i, adj
         rid, s = pool.pop(best_i)
-        laws = tags[rid][0] or list(tags[rid][1])
+        laws = tags[rid].laws or list(tags[rid].inferred)
         key = _section(laws[0]) if laws else f"#{rid}"
         seen[key] = seen.get(key, 0) + 1
         out.append((rid, best_s))
