@@ -100,27 +100,34 @@ def explicit_tags(kind: str, text: str, address: str | None, chapter: str | None
 
 
 def infer_tags(passages: list[Passage], vectors: np.ndarray, k: int = 8, min_conf: float = 0.25,
-               max_tags: int = 3) -> int:
+               max_tags: int = 3, scopes: dict[str, list[str]] | None = None) -> int:
     """Give untagged passages the laws their most similar explicitly tagged passages are about.
 
     Each neighbour votes for its primary law (and, at half weight, the rest) with its cosine
-    similarity; a law's confidence is its share of the votes. Returns how many passages got tags.
+    similarity; specific tags (45C2) vote more than bare law numbers (45), and a law outside the
+    scope the passage's document declares (its title: "Commentary on Laws 45–47") votes less.
+    A law's confidence is its share of the votes. Returns how many passages got tags.
     """
     tagged = [i for i, p in enumerate(passages) if p.laws]
     if not tagged:
         return 0
+    scopes = scopes or {}
     tv = vectors[tagged]
     count = 0
     for i, p in enumerate(passages):
         if p.laws:
             continue
+        scope = scopes.get(p.doc) or []
         sims = tv @ vectors[i]
         top = np.argsort(-sims)[:k]
         votes: dict[str, float] = {}
         for j in top:
             s = float(max(sims[j], 0.0))
             for rank, law in enumerate(passages[tagged[j]].laws):
-                votes[law] = votes.get(law, 0.0) + s * (1.0 if rank == 0 else 0.5)
+                wt = (1.0 if rank == 0 else 0.5) * (0.5 if lawref.depth(law) == 1 else 1.0)
+                if scope and not any(lawref.extends(law, sc) for sc in scope):
+                    wt *= 0.3
+                votes[law] = votes.get(law, 0.0) + s * wt
         total = sum(votes.values()) or 1.0
         best = sorted(votes.items(), key=lambda kv: -kv[1])[:max_tags]
         p.inferred = {law: round(v / total, 3) for law, v in best if v / total >= min_conf}

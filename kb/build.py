@@ -23,6 +23,7 @@ from ingest.model import FileReport, Passage
 from ingest.pipeline import corpus_files, process_file
 from ingest.tag import infer_tags
 
+from . import lawref
 from .lexical import passage_terms
 from .store import DocumentRow, Generation, GenerationWriter, current_generation, row_to_passage
 
@@ -157,7 +158,8 @@ def build(corpus: Path, kb_dir: Path, embedder=None, progress: Progress | None =
             # inferred tags are recomputed every build: neighbours change when documents do
             for p in passages:
                 p.inferred = {}
-            infer_tags(passages, vectors)
+            scopes = {row.name: lawref.parse_refs(row.title) for row, _, _ in docs}
+            infer_tags(passages, vectors, scopes=scopes)
             timings["infer tags"] = time.perf_counter() - t3
         else:
             keys = [""] * len(passages)
