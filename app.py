@@ -23,7 +23,7 @@ from kb.render import (
     hit_card_html,
     law_chip,
 )
-from kb.store import KBError, current_generation, default_corpus_dir, default_kb_dir
+from kb.store import KBError, default_corpus_dir, default_kb_dir
 
 log = logging.getLogger("bridge-td-app")
 
@@ -48,8 +48,11 @@ PAGES = [("search", "Search", "?"), ("law", "Law", "?page=law"), ("examples", "E
 
 CSS = """
 <style>
-.block-container {padding-top: 2.2rem; padding-bottom: 3rem; max-width: 1400px;}
-@media (max-width: 640px) {.block-container {padding-left: 0.8rem; padding-right: 0.8rem;}}
+.block-container {padding-top: 3.8rem; padding-bottom: 3rem; max-width: 1400px;}
+@media (max-width: 640px) {
+  .block-container {padding-left: 0.8rem; padding-right: 0.8rem; padding-top: 3.6rem;}
+  h1 {font-size: 1.75rem !important; padding-top: 0.4rem !important;}
+}
 [data-testid="stMarkdownContainer"] {overflow-wrap: anywhere; word-break: break-word;}
 [data-testid="stMarkdownContainer"] a.law-chip:hover {background: rgba(31,95,168,0.18) !important;}
 </style>
@@ -84,13 +87,14 @@ def open_kb(kb_dir: str):
     return kb
 
 
-def build_with_progress(kb_dir, corpus, heading: str):
-    """Run kb.build with one progress bar per stage; returns the BuildResult (None if nothing to do)."""
+def first_build(kb_dir, corpus, why: str) -> None:
+    """Build the knowledge base with one progress bar per stage (model, documents, embedding, index)."""
     from kb.build import build
 
     holder = st.empty()
     with holder.container():
-        st.info(heading)
+        st.info(f"Building the knowledge base from the documents in {corpus} — about a minute, once; later "
+                f"starts open it at once. ({why})")
         bars = {stage: st.progress(0.0, text=f"{label} …") for stage, label in STAGES.items()}
 
     def progress(stage: str, done: int, total: int, detail: str) -> None:
@@ -103,27 +107,28 @@ def build_with_progress(kb_dir, corpus, heading: str):
 
     try:
         with BUILD_LOCK:
-            if current_generation(kb_dir) is not None and heading.startswith("First start"):
-                return None  # another session built it while we waited
-            return build(corpus, kb_dir, progress=progress)
+            try:
+                open_kb(str(kb_dir))
+                return  # another session built it while this one waited
+            except KBError:
+                pass
+            result = build(corpus, kb_dir, progress=progress)
     finally:
         holder.empty()
+    for r in result.reports:
+        if r.status in ("failed", "skipped"):
+            st.warning(f"{r.path}: {r.status} — {r.message}")
+    if not result.passages:
+        st.warning(f"No passages were found in {corpus}: add documents on the Library page.")
 
 
 def get_kb():
+    """The cached KnowledgeBase for KB_DIR; built from CORPUS_DIR first if there is none (or it is unusable)."""
     kb_dir = default_kb_dir()
     try:
         kb = open_kb(str(kb_dir))
-    except KBError:
-        corpus = default_corpus_dir()
-        result = build_with_progress(
-            kb_dir, corpus, f"First start: building the knowledge base from the documents in {corpus} "
-                            "(about a minute). Later starts open it at once.")
-        if result is not None:
-            bad = [r for r in result.reports if r.status in ("failed", "skipped")]
-            for r in bad:
-                st.warning(f"{r.path}: {r.status} — {r.message}")
-        open_kb.clear()
+    except KBError as e:
+        first_build(kb_dir, default_corpus_dir(), str(e).split(";")[0])
         kb = open_kb(str(kb_dir))
     kb.refresh()  # an ingest from the command line or another session: pick up the new generation
     return kb
@@ -282,7 +287,8 @@ def page_law(kb, ref: str, others: list[str] | None = None) -> None:
                 hits = view.by_lang[lg]
                 md(f'<div class="lang-col-head" data-lang="{lg}" style="font-size:1.3em;font-weight:700;'
                    f'margin:0.6em 0 0.4em 0">{html.escape(lang_label(lg))} '
-                   f'<span style="font-size:0.6em;font-weight:400;opacity:0.7">{len(hits)} passages</span></div>')
+                   f'<span style="font-size:0.6em;font-weight:400;opacity:0.7">{len(hits)} passage{"s" if len(hits) != 1 else ""}'
+                   f'</span></div>')
                 for h in hits:
                     md(hit_card_html(h, full_text=True, doc_title=titles.get(h.doc)))
     else:
@@ -291,7 +297,7 @@ def page_law(kb, ref: str, others: list[str] | None = None) -> None:
     if view.examples:
         st.subheader(f"Worked examples ({len(view.examples)})", anchor=False)
         for h in view.examples:
-            label = f"Example {h.example_no or ''} · {h.title} · {', '.join(h.laws)}"
+            label = f"{h.lang.upper()} · {h.title} — {', '.join(h.laws)}"
             with st.expander(label):
                 md(example_html(h, doc_title=titles.get(h.doc)))
     if view.cites:
@@ -334,15 +340,19 @@ def page_examples(kb, ref: str) -> None:
     init_state("ex_law", start if start in numbers else numbers[0])
     if st.session_state.ex_law not in numbers:
         st.session_state.ex_law = numbers[0]
-    law = st.selectbox("Law", numbers, key="ex_law", format_func=lambda n: f"Law {n} — {count(n)} examples")
+    left, right = st.columns(2)
+    with left:
+        law = st.selectbox("Law", numbers, key="ex_law", format_func=lambda n: f"Law {n} — {count(n)} examples")
     subs = [a for a in tree.get(law, [law]) if a == law or count(a)]
     if "ex_sub" not in st.session_state or st.session_state.ex_sub not in subs:
         st.session_state.ex_sub = canon if canon in subs else law
-    sub = st.selectbox("Paragraph", subs, key="ex_sub",
-                       format_func=lambda a: (f"all of Law {a}" if a == law else
-                                              f"{'  ' * (lawref.depth(a) - 1)}{a} — {count(a)}"))
+    with right:
+        sub = st.selectbox("Paragraph", subs, key="ex_sub",
+                           format_func=lambda a: (f"all of Law {a}" if a == law else
+                                                  f"{'  ' * (lawref.depth(a) - 1)}{a} — {count(a)}"))
     qp_set("examples", sub)
-    md(breadcrumbs_html(lawref.ancestors(sub), sub))
+    md('<div style="display:flex;flex-wrap:wrap;gap:0.4em"><span style="opacity:0.7">Law page:</span>'
+       f'{breadcrumbs_html(lawref.ancestors(sub), sub)}</div>')
     exs = kb.examples(sub)
     st.caption(f"{len(exs)} worked example(s) under {sub}, in document order. The deal is drawn with North "
                "on top; the dealer is underlined in the compass, vulnerable seats are red.")
@@ -357,27 +367,31 @@ def page_library(kb) -> None:
     st.title("Library")
     docs = kb.documents()
     st.caption(f"{len(docs)} documents · {kb.stats().passages} passages · knowledge base in {kb.kb_dir}")
-    rows = [{"title": d.get("title") or d["name"], "year": d.get("year"),
+    rows = [{"title": d.get("title") or d["name"], "year": str(d.get("year") or "—"),
              "languages": ", ".join(x.upper() for x in d.get("languages") or []),
-             "laws edition": d.get("laws_edition"), "pages": d.get("pages"), "passages": d.get("passages"),
-             "file": d["name"]} for d in docs]
+             "laws edition": str(d.get("laws_edition") or "—"), "pages": d.get("pages"),
+             "passages": d.get("passages"), "file": d["name"]} for d in docs]
     st.dataframe(rows, hide_index=True, width="stretch")
     st.subheader("Add documents", anchor=False)
     st.caption(f"PDF, .txt or .md, up to {MAX_UPLOAD_BYTES // (1 << 20)} MB each. The knowledge base is "
                "updated incrementally: what is already indexed stays as it is; a file that cannot be read "
                "is not added.")
+    for result in st.session_state.pop("upload_results", []):  # from the run that did the upload
+        show_upload_result(result)
     with st.form("upload", clear_on_submit=True):
         files = st.file_uploader("Documents", type=["pdf", "txt", "md"], accept_multiple_files=True)
         submitted = st.form_submit_button("Add to the knowledge base")
     if submitted and files:
-        handle_uploads(kb, [(f.name, f.getvalue()) for f in files])
+        st.session_state["upload_results"] = handle_uploads(kb, [(f.name, f.getvalue()) for f in files])
+        st.rerun()  # show the table with the new documents, then the results above the form
     elif submitted:
         st.warning("Choose one or more files first.")
 
 
-def handle_uploads(kb, files: list[tuple[str, bytes]]) -> None:
-    """Save each file, rebuild incrementally, and say what happened to each (used by the Library page)."""
+def handle_uploads(kb, files: list[tuple[str, bytes]]) -> list:
+    """Save each file and rebuild incrementally, with progress bars; returns an UploadResult per file."""
     corpus, kb_dir = default_corpus_dir(), kb.kb_dir
+    results = []
     for name, data in files:
         holder = st.empty()
         with holder.container():
@@ -390,11 +404,11 @@ def handle_uploads(kb, files: list[tuple[str, bytes]]) -> None:
                 bar.progress(min(1.0, done / total) if total else 1.0, text=f"{STAGES[stage]}: {detail}"[:120])
 
         try:
-            result = ingest_upload(kb_dir, corpus, name, data, progress=progress)
+            results.append(ingest_upload(kb_dir, corpus, name, data, progress=progress))
         finally:
             holder.empty()
-        show_upload_result(result)
     kb.refresh()
+    return results
 
 
 def show_upload_result(result) -> None:
@@ -448,6 +462,14 @@ def main() -> None:
         st.error(f"The knowledge base could not be opened: {e}. Build it with `python -m ingest` "
                  "and reload this page.")
         return
+    try:
+        render_page(kb, page, arg, others)
+    finally:
+        # a marker after everything else: browser tests wait for it to know the page is complete
+        md(f'<span class="page-end" data-page="{page}"></span>')
+
+
+def render_page(kb, page: str, arg: str, others: list[str]) -> None:
     try:
         if page == "law":
             page_law(kb, arg, others)

@@ -89,16 +89,12 @@ def safe_filename(name: str) -> str:
     base = re.sub(r"^[A-Za-z]:", "", base)  # a drive letter glued to a bare name: "C:y.pdf"
     base = base.strip().strip(".").strip()
     stem, ext = _split_ext(base)
-    stem = _clean_part(stem).strip("._-")
-    if not stem:
-        stem = "upload"
-    if stem.upper() in _WINDOWS_RESERVED:
-        stem += "_"
-    limit = MAX_NAME_CHARS - len(ext)
-    stem = stem[:limit].rstrip("._-") or "upload"
+    stem = _clean_part(stem).strip("._-")[:MAX_NAME_CHARS - len(ext)]
     while len((stem + ext).encode("utf-8")) > MAX_NAME_BYTES:
         stem = stem[:-1]
     stem = stem.rstrip("._-") or "upload"
+    if stem.upper() in _WINDOWS_RESERVED:  # harmless here, a trap on a Windows copy of the corpus
+        stem = stem[:-1] + "_" if len(stem + ext) >= MAX_NAME_CHARS else stem + "_"
     return stem + ext
 
 
@@ -147,18 +143,25 @@ def sniff(data: bytes) -> str:
     return "text"
 
 
-def _check_type(name: str, kind: str) -> str:
+def _check_type(name: str, data: bytes) -> str:
     """The final name: the extension must agree with the content (added when there is none)."""
     stem, ext = _split_ext(name)
+    if ext and ext not in ALLOWED_SUFFIXES:
+        raise UploadError(f"Only PDF, .txt and .md files can be added, not {ext}.")
+    try:
+        kind = sniff(data)
+    except UploadError:
+        if ext == ".pdf" and data:
+            raise UploadError("It is named .pdf but is not a PDF (no PDF header): it may be damaged or of "
+                              "another type.") from None
+        raise
     if not ext:
         return f"{stem}{'.pdf' if kind == 'pdf' else '.txt'}"
-    if ext not in ALLOWED_SUFFIXES:
-        raise UploadError(f"Only PDF, .txt and .md files can be added; '{name}' is a {ext} file.")
     if ext == ".pdf" and kind != "pdf":
-        raise UploadError(f"'{name}' is named .pdf but is not a PDF (it has no PDF header); "
-                          "it may be damaged or of another type.")
+        raise UploadError("It is named .pdf but is not a PDF (no PDF header): it may be damaged or of "
+                          "another type.")
     if ext in (".txt", ".md") and kind == "pdf":
-        raise UploadError(f"'{name}' is named {ext} but contains a PDF; rename it to .pdf and add it again.")
+        raise UploadError(f"It is named {ext} but contains a PDF: rename it to .pdf and add it again.")
     return name
 
 
@@ -192,8 +195,7 @@ def save_upload(corpus_dir: Path, name: str, data: bytes) -> Path:
     if len(data) > MAX_UPLOAD_BYTES:
         raise UploadError(f"The file is {len(data) / (1 << 20):.1f} MB; files up to "
                           f"{MAX_UPLOAD_BYTES // (1 << 20)} MB can be added.")
-    kind = sniff(data)
-    fname = _check_type(safe_filename(name), kind)
+    fname = _check_type(safe_filename(name), data)
     corpus = Path(corpus_dir)
     corpus.mkdir(parents=True, exist_ok=True)
     corpus = corpus.resolve()

@@ -229,10 +229,36 @@ def red_suits(escaped: str) -> str:
     return re.sub("([♥♦])", rf'<span style="color:{_RED}">\1</span>', escaped)
 
 
+# Function words the snippet marks too ("the", "della", "των"): shown plain, so the marks point at
+# what matters. Compared lower-cased and without accents.
+_PLAIN_WORDS = frozenset("""
+the and for that this with was were are his her its has had but from into then than they them
+del dal dei della delle dello degli alla alle allo agli nel nella nelle che con per una uno gli
+sul sulla come non
+των την τον του της τις τους και στο στη στην στον από για που ένα μια ενα ότι οτι απο είναι ειναι
+""".split())
+
+
+def _plain_word(word: str) -> bool:
+    import unicodedata
+
+    folded = "".join(c for c in unicodedata.normalize("NFD", word.lower()) if not unicodedata.combining(c))
+    return folded in _PLAIN_WORDS
+
+
+def _mark(m: re.Match) -> str:
+    word = m.group(1)
+    if _plain_word(word):
+        return word
+    return f'<mark style="background:rgba(255,200,0,0.45);color:inherit;padding:0 0.1em;border-radius:0.15em">' \
+           f'{word}</mark>'
+
+
 def snippet_html(snippet: str) -> str:
-    """A search snippet with its `**marked**` words highlighted; everything else escaped."""
+    """A search snippet with its `**marked**` words highlighted (function words left plain);
+    everything else escaped."""
     out = escape(snippet or "")
-    out = _MARKED.sub(r'<mark style="padding:0 0.1em;border-radius:0.15em">\1</mark>', out)
+    out = _MARKED.sub(_mark, out)
     return red_suits(out.replace("**", ""))
 
 
@@ -323,12 +349,25 @@ def deal_panel_html(deal: Deal) -> str:
             f'max-width:23em;box-sizing:border-box">{deal_html(deal)}</div>')
 
 
-_DIAGRAM_LINE = re.compile(r"^\s*(?:[♠♥♦♣]|(?:[NSEW](?:\s+[NSEW])*\s*$))")
+_COMPASS_LINE = re.compile(r"^\s*[NSEW](?:\s+[NSEW])*\s*$")
+_SUIT_SYMBOL = re.compile("[♠♥♦♣]")
 
 
-def narrative(text: str) -> str:
-    """An example's text without its deal diagram lines (shown drawn instead) and its bare number."""
-    lines = [ln for ln in (text or "").split("\n") if not _DIAGRAM_LINE.match(ln)]
+def _diagram_line(line: str) -> bool:
+    """A line of a hand diagram ('♠ KJ852', '♥ 74    W    E    ♥ A10983') or of its compass ('N', 'W E').
+    Play records ('♣5    ♣J    ♣2') are not: their suit symbols are glued to the card."""
+    if _COMPASS_LINE.match(line):
+        return True
+    s = line.strip()
+    if not s or s[0] not in "♠♥♦♣":
+        return False
+    return all(m.end() >= len(line) or line[m.end()] in " \t\u202f\u00a0" for m in _SUIT_SYMBOL.finditer(line))
+
+
+def narrative(text: str, drop_diagram: bool = True) -> str:
+    """An example's text without its bare number and (by default) its deal diagram lines, which are
+    shown drawn instead."""
+    lines = [ln for ln in (text or "").split("\n") if not (drop_diagram and _diagram_line(ln))]
     while lines and (not lines[0].strip() or lines[0].strip().isdigit()):
         lines.pop(0)
     return "\n".join(lines).strip()
@@ -354,17 +393,21 @@ def example_html(hit, link_base: str = "", doc_title: str | None = None) -> str:
     parts = [head]
     if chips:
         parts.append(f'<div class="ex-laws" style="margin-bottom:0.4em">{chips}</div>')
-    if deal is not None:
-        parts.append(deal_panel_html(deal))
-    block = f'style="margin:0.4em 0;line-height:1.5;{_WRAP}"'
+    block = f'style="margin:0 0 0.5em 0;line-height:1.5;{_WRAP}"'
+    words = []
     if hit.question or hit.answer:
         if hit.question:
-            parts.append(f'<div class="ex-question" {block}><b>Question</b><br>{text_html(hit.question)}</div>')
+            words.append(f'<div class="ex-question" {block}><b>Question</b><br>{text_html(hit.question)}</div>')
         if hit.answer:
-            parts.append(f'<div class="ex-answer" {block}><b>Answer</b><br>{text_html(hit.answer)}</div>')
+            words.append(f'<div class="ex-answer" {block}><b>Answer</b><br>{text_html(hit.answer)}</div>')
     else:
-        story = narrative(hit.text) if deal is not None else (hit.text or "")
-        parts.append(f'<div class="ex-text" {block}>{text_html(story)}</div>')
+        story = narrative(hit.text, drop_diagram=deal is not None)
+        words.append(f'<div class="ex-text" {block}>{text_html(story)}</div>')
+    # the deal beside the words on a wide screen, above them on a phone (flex-wrap)
+    deal_box = (f'<div class="ex-deal" style="flex:0 1 23em;min-width:0;max-width:100%">{deal_panel_html(deal)}</div>'
+                if deal is not None else "")
+    parts.append(f'<div class="ex-body" style="display:flex;flex-wrap:wrap;gap:0.4em 1.2em;align-items:flex-start">'
+                 f'{deal_box}<div class="ex-words" style="flex:1 1 16em;min-width:0">{"".join(words)}</div></div>')
     parts.append(f'<div class="hit-source" title="{escape(hit.doc or "")}" style="font-size:0.85em;opacity:0.8;'
                  f'{_WRAP}">{escape(source_line(hit.doc, hit.page, hit.page_end, doc_title))}</div>')
     parts.append(also_in_html(hit.also_in, link_base))
