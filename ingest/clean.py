@@ -21,7 +21,9 @@ _SUIT_MACROS = {
 _LATEX_SUIT = re.compile(r"\$\s*\\(spadesuit|heartsuit|diamondsuit|clubsuit|varheartsuit|vardiamondsuit)\s*([^$]{0,6}?)\s*\$")
 _BARE_NUM = re.compile(r"^\s*(?:[-–—]\s*)?(?:page|pagina|pag\.|σελ(?:ίδα)?\.?|seite|página)?\s*(\d{1,4})(?:\s*/\s*\d{1,4})?\s*(?:[-–—])?\s*$",
                        re.IGNORECASE)
-_HYPHEN_END = re.compile(r"[^\W\d_]{2,}[-\u00ad]$")
+# Anchored at the end but searched from every start: on a 100k-letter line that is quadratic
+# (minutes per line), so it is only ever applied to a line's last few characters (`_hyphen_end`).
+_HYPHEN_END = re.compile(r"[^\W\d_]{2}[-\u00ad]$")
 _STARTS_LOWER = re.compile(r"^[^\W\d_]")
 _RANK_ROW = re.compile(r"^\s*(?:(?:10|[AKQJTDRx2-9]|-{1,3}|—)\s+){1,3}(?:10|[AKQJTDRx2-9]|-{1,3}|—)\s*$")
 _SPACES = re.compile(r"[ \u00a0\u2000-\u200a\u202f]{2,}")
@@ -117,13 +119,19 @@ def _drop_page_numbers(lines: list[Line], stats: Counter[str]) -> list[Line]:
     return [ln for i, ln in enumerate(lines) if i not in drop]
 
 
+def _hyphen_end(text: str) -> bool:
+    """A word broken at the line end ("partner-"): two letters then a hyphen, looked for in the last
+    three characters only, so the test costs the same on a 100,000-character line as on a short one."""
+    return bool(_HYPHEN_END.search(text[-3:]))
+
+
 def _join_hyphenated(lines: list[Line], stats: Counter[str]) -> list[Line]:
     out: list[Line] = []
     i = 0
     while i < len(lines):
         ln = lines[i]
         text = ln.text
-        if _HYPHEN_END.search(text) and i + 1 < len(lines) and _STARTS_LOWER.match(lines[i + 1].text.lstrip()):
+        if _hyphen_end(text) and i + 1 < len(lines) and _STARTS_LOWER.match(lines[i + 1].text.lstrip()):
             nxt = lines[i + 1].text.lstrip()
             first, _, rest = nxt.partition(" ")
             if first[:1].islower():
@@ -155,7 +163,7 @@ def reflow(lines: list[str]) -> str:
     prev = ""  # the previous physical line of `cur`
     for text in lines:
         t = text.rstrip()
-        if not t.strip() or is_diagram_line(t):
+        if not t.strip() or is_diagram_line(t) or t.lstrip().startswith("|"):  # tables keep their rows
             if cur:
                 paras.append(cur)
                 cur = ""

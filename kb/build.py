@@ -20,14 +20,14 @@ import numpy as np
 from ingest.catalog import load_catalog
 from ingest.load import sha256_file
 from ingest.model import FileReport, Passage
-from ingest.pipeline import corpus_files, process_file
+from ingest.pipeline import corpus_files, display_path, name_problem, process_file
 from ingest.tag import infer_tags
 
 from . import lawref
 from .lexical import passage_terms
 from .store import DocumentRow, Generation, GenerationWriter, current_generation, row_to_passage
 
-PIPELINE_VERSION = "2026-11-22.1"  # bump when segmentation/tagging changes: forces re-ingest of every file
+PIPELINE_VERSION = "2026-11-22.2"  # bump when segmentation/tagging changes: forces re-ingest of every file
 
 Progress = Callable[[str, int, int, str], None]
 
@@ -70,8 +70,13 @@ def _noop(stage: str, done: int, total: int, detail: str) -> None:
 
 
 def build(corpus: Path, kb_dir: Path, embedder=None, progress: Progress | None = None,
-          embed: bool = True, index_type: str = "auto", doc_expansion: bool = True) -> BuildResult:
-    """Ingest `corpus` into a new generation under `kb_dir`. Bad files are reported, never fatal."""
+          embed: bool = True, index_type: str = "auto", doc_expansion: bool = True,
+          strict: bool = False) -> BuildResult:
+    """Ingest `corpus` into a new generation under `kb_dir`. Bad files are reported, never fatal.
+
+    With `strict`, a failed file stops the build after loading, before anything is written: the
+    result has `generation=None` and the knowledge base is untouched (`python -m ingest --strict`).
+    """
     progress = progress or _noop
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
@@ -97,8 +102,14 @@ def build(corpus: Path, kb_dir: Path, embedder=None, progress: Progress | None =
     reports: list[FileReport] = []
     docs: list[tuple[DocumentRow, FileReport, list[Passage]]] = []
     by_hash: dict[str, str] = {}
+    by_name: dict[str, str] = {}  # documents are identified by file name (passage ids, catalog, reuse)
     for i, path in enumerate(files):
         rel = str(path.relative_to(corpus))
+        if problem := name_problem(rel):  # not UTF-8: can't be stored, hashed into ids or printed
+            rel = display_path(rel)
+            progress("load", i, len(files), rel)
+            reports.append(FileReport(rel, "failed", problem))
+            continue
         progress("load", i, len(files), rel)
         try:
             digest = sha256_file(path)
@@ -107,6 +118,10 @@ def build(corpus: Path, kb_dir: Path, embedder=None, progress: Progress | None =
             continue
         if digest in by_hash:
             reports.append(FileReport(rel, "duplicate", f"same content as {by_hash[digest]}: indexed once"))
+            continue
+        if path.name in by_name:  # a/x.txt and b/x.txt: the second used to crash the whole build
+            reports.append(FileReport(rel, "failed", f"same file name as {by_name[path.name]} (documents are "
+                                                     "identified by file name): rename one of them"))
             continue
         entry = catalog.get(path.name)
         reused = _reuse(prev, path.name, digest)
@@ -121,11 +136,14 @@ def build(corpus: Path, kb_dir: Path, embedder=None, progress: Progress | None =
                 reports.append(report)
                 continue
             row = _row(path.name, rel, digest, entry, report)
-        by_hash[digest] = rel
+        by_hash[digest] = by_name[path.name] = rel
         reports.append(report)
         docs.append((row, report, passages))
     progress("load", len(files), len(files), "")
     timings["load+segment+tag"] = time.perf_counter() - t1
+    if strict and any(r.status == "failed" for r in reports):
+        timings["total"] = time.perf_counter() - t0
+        return BuildResult(None, reports, timings=timings, model=model_name)
 
     passages = [p for _, _, ps in docs for p in ps]
     writer = GenerationWriter(kb_dir)

@@ -250,7 +250,8 @@ class KnowledgeBase:
         msg = "" if exists else f"no such law in the knowledge base: {canon}"
         return LawView(canon, exists, title, lawref.ancestors(canon), children, dict(by_lang), examples,
                        [h for h in inferred if h.id not in own_ids], [h for h in cited_by if h.id not in own_ids],
-                       sorted(cites, key=lawref.sort_key), related.most_common(12), msg)
+                       sorted((c for c in cites if not lawref.extends(canon, c) and not lawref.extends(c, canon)),
+                              key=lawref.sort_key), related.most_common(12), msg)
 
     def examples(self, ref: str | None = None) -> list[Hit]:
         """Every worked example about `ref` or a sub-paragraph of it, in document and number order."""

@@ -286,7 +286,7 @@ def snippet(text: str, query_words: set[str], lang: str, width: int = 260) -> st
 
 def _matches(word: str, stems: set[str], lang: str) -> bool:
     f = fold(word)
-    if len(f) < 3 and not f.isdigit():
+    if len(f) < 4 and not f.isdigit():  # "the", "del", "και": marking function words helps nobody
         return False
     return f in stems or stem_words([f], lang)[0] in stems
 
