@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
 
 from ingest.model import KINDS
 
@@ -108,8 +107,6 @@ class KnowledgeBase:
             cache = self._local.conns = {}
         conn = cache.get(gen.path)
         if conn is None:
-            import sqlite3
-
             conn = sqlite3.connect(f"file:{gen.path / 'kb.sqlite'}?mode=ro", uri=True)
             conn.row_factory = sqlite3.Row
             cache[gen.path] = conn
@@ -182,7 +179,7 @@ class KnowledgeBase:
         filt = _filters(lang, kind, law, doc)
         rows = _rows(conn, [rid for rid, _ in ranked])
         hits: list[Hit] = []
-        qwords = query_word_set(q, ["it", "en", "el"]) if True else set()
+        qwords = query_word_set(q, ["it", "en", "el"])
         for rid, score in ranked:
             r = rows[rid]
             if not filt(r):
@@ -275,7 +272,7 @@ class KnowledgeBase:
         tree: dict[str, set[str]] = defaultdict(set)
         for a in self.all_laws():
             for x in [*lawref.ancestors(a), a]:
-                tree[x.rstrip("ABCDEFGHabcde0123456789")[:0] + str(lawref.parts(x)[0])].add(x)
+                tree[str(lawref.parts(x)[0])].add(x)
         return {k: sorted(v, key=lawref.sort_key) for k, v in sorted(tree.items(), key=lambda kv: int(kv[0]))}
 
     def documents(self) -> list[dict]:
@@ -405,16 +402,6 @@ def _child_of(addr: str, canon: str) -> str | None:
     return cur
 
 
-def _example_order(h: Hit):
-    no = h.example_no or ""
-    nums = [int(x) if x.isdigit() else x for x in re_split(no)]
-    return (h.doc, lawref.sort_key(h.laws[0]) if (h.laws and not no[:1].isdigit()) else (), h.page, nums)
-
-
-def re_split(s: str) -> list[str]:
-    import re
-
-    return [x for x in re.split(r"(\d+)", s) if x]
-
-
-_ = np  # numpy is used through search helpers; keep the import explicit for type checkers
+def _example_order(h: Hit) -> str:
+    """Examples come from SQLite in document order (rowid); a stable sort by document keeps it."""
+    return h.doc
