@@ -47,26 +47,25 @@ def main(argv: list[str] | None = None) -> int:
                 print(json.dumps(p.to_dict(), ensure_ascii=False))
         return 1 if failed else 0
 
-    if args.strict:
-        catalog, _ = load_catalog(corpus)
-        bad = [r for _p, _ps, r, _raw in process_corpus(corpus, catalog) if r.status == "failed"]
-        if bad:
-            for r in bad:
-                print(f"error: {r.path}: {r.message}", file=sys.stderr)
-            print("nothing was changed (--strict)", file=sys.stderr)
-            return 1
-
     from kb.build import build
 
     progress = None if args.quiet else _progress_printer()
     t0 = time.perf_counter()
     try:
-        result = build(corpus, kb_dir, progress=progress, embed=not args.no_embed, index_type=args.index)
+        # --strict is checked inside the build, after loading and before anything is written: it sees
+        # every failure the build would report (same-name files included) and reads each file once.
+        result = build(corpus, kb_dir, progress=progress, embed=not args.no_embed, index_type=args.index,
+                       strict=args.strict)
     except KeyboardInterrupt:
         print("\ninterrupted: the previous knowledge base is unchanged", file=sys.stderr)
         return 130
     if not args.quiet:
         sys.stderr.write("\n")
+    if args.strict and result.failed:
+        for r in result.failed:
+            print(f"error: {_shown(r.path)}: {r.message}", file=sys.stderr)
+        print("nothing was changed (--strict)", file=sys.stderr)
+        return 1
     print(summary(result, time.perf_counter() - t0, kb_dir))
     return 1 if result.failed else 0
 
@@ -94,14 +93,14 @@ def summary(result, seconds: float, kb_dir: Path) -> str:
             kinds = ", ".join(f"{k} {v}" for k, v in sorted(r.by_kind.items()))
             langs = ", ".join(f"{k} {v}" for k, v in sorted(r.by_lang.items()))
             laws = _law_span(r.laws)
-            lines.append(f"{r.status:>9}  {r.path}: {r.pages} pages, {r.passages} passages ({kinds}; {langs}); "
+            lines.append(f"{r.status:>9}  {_shown(r.path)}: {r.pages} pages, {r.passages} passages ({kinds}; {langs}); "
                          f"{r.examples} worked examples; laws {laws}")
             if r.cleaned:
                 lines.append(" " * 11 + "cleaned: " + ", ".join(f"{k} {v}" for k, v in sorted(r.cleaned.items())))
             for note in r.notes:
                 lines.append(" " * 11 + "note: " + note)
         else:
-            lines.append(f"{r.status:>9}  {r.path}: {r.message}")
+            lines.append(f"{r.status:>9}  {_shown(r.path)}: {r.message}")
     ok = sum(r.status in ("ok", "unchanged") for r in result.reports)
     lines.append(f"{ok} of {len(result.reports)} files indexed, {result.passages} passages "
                  f"({result.embedded} embedded, {result.reused_vectors} reused) in {seconds:.1f}s → "
@@ -109,6 +108,12 @@ def summary(result, seconds: float, kb_dir: Path) -> str:
     if result.failed:
         lines.append(f"{len(result.failed)} file(s) failed; the others are indexed")
     return "\n".join(lines)
+
+
+def _shown(path: str) -> str:
+    """A file name on one summary line: a newline or other control character in the name is shown
+    escaped (\\n), so the name can neither break the one-line-per-file summary nor fake a line of it."""
+    return "".join(c if c.isprintable() or c == " " else ascii(c)[1:-1] for c in path)
 
 
 def _law_span(laws: list[str]) -> str:

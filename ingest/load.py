@@ -146,7 +146,7 @@ def _load_pdf(path: Path) -> tuple[list[Line], int, list[str]]:
     # pypdf logs warnings for every odd object; they are not the user's business here.
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import DependencyError, PdfReadError
 
     notes: list[str] = []
     try:
@@ -163,6 +163,8 @@ def _load_pdf(path: Path) -> tuple[list[Line], int, list[str]]:
         n = len(pages)
     except LoadError:
         raise
+    except DependencyError as e:
+        raise _aes_error(e) from e
     except (PdfReadError, ValueError, KeyError, TypeError, OSError, AttributeError, IndexError) as e:
         raise LoadError(f"corrupt or truncated PDF: {e}") from e
     except Exception as e:  # pypdf raises a zoo of errors on hostile input
@@ -174,6 +176,8 @@ def _load_pdf(path: Path) -> tuple[list[Line], int, list[str]]:
     for i in range(n):
         try:
             text = pages[i].extract_text() or ""
+        except DependencyError as e:
+            raise _aes_error(e) from e
         except Exception:
             failed.append(i + 1)
             continue
@@ -193,6 +197,15 @@ def _load_pdf(path: Path) -> tuple[list[Line], int, list[str]]:
         if bad:
             notes.append(f"{len(bad)} page(s) {label} skipped: {_pages(bad)}")
     return lines, n, notes
+
+
+def _aes_error(e: Exception) -> LoadError:
+    """An AES-encrypted PDF (most "secured" PDFs: empty user password, owner password only) needs
+    the optional `cryptography` package in pypdf. Without it, pypdf raises DependencyError from the
+    reader or from each page, which used to read "corrupt PDF: DependencyError ..." or "corrupt PDF:
+    no page could be read": wrong, since the file is fine and installing one package fixes it."""
+    return LoadError(f"encrypted PDF (AES): reading it needs the 'cryptography' package "
+                     f"(pip install cryptography): {e}")
 
 
 def is_garbled(text: str) -> bool:

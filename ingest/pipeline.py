@@ -6,9 +6,11 @@ need the model and the previous index; everything here is pure text work and fas
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from kb import lawref
@@ -18,11 +20,30 @@ from .catalog import CatalogEntry, default_entry
 from .clean import clean, reflow
 from .deal import deal_context, find_deals
 from .load import SUPPORTED, LoadError, load
-from .model import FileReport, Passage, RawDocument, passage_id
+from .model import FileReport, Line, Passage, RawDocument, passage_id
 from .segment import Block, plain, segment, split_question_answer
 from .tag import explicit_tags
 
 _STRIP_MARKUP = re.compile(r"\*\*|</?u>|</?b>|</?i>")
+MAX_PASSAGE_CHARS = 20_000  # about 3,000 words; the embedder reads the first 2,000 characters anyway
+
+
+def display_path(rel: str) -> str:
+    """The path as printable text: bytes of a file name that is not UTF-8 shown as U+FFFD."""
+    return os.fsencode(rel).decode("utf-8", "replace")
+
+
+def name_problem(rel: str) -> str | None:
+    """Why a file name cannot be a document name, or None.
+
+    A name that is not valid UTF-8 reaches Python with surrogate escapes; it cannot be hashed into
+    passage ids, stored in SQLite or printed, and used to crash the whole ingest. It is reported instead.
+    """
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return "file name is not valid UTF-8: rename the file to index it"
+    return None
 
 
 def corpus_files(corpus: Path) -> list[Path]:
@@ -39,6 +60,8 @@ def process_file(path: Path, corpus: Path, entry: CatalogEntry | None = None) ->
                                                                                          RawDocument | None]:
     """Never raises for bad input: a file that can't be read comes back with an explanatory report."""
     rel = str(path.relative_to(corpus)) if path.is_relative_to(corpus) else path.name
+    if problem := name_problem(rel):
+        return [], FileReport(display_path(rel), "failed", problem), None
     if path.suffix.lower() not in SUPPORTED and path.suffix.lower() not in (".pdf",):
         try:
             with open(path, "rb") as f:
@@ -64,7 +87,7 @@ def process_file(path: Path, corpus: Path, entry: CatalogEntry | None = None) ->
 
 def document_passages(raw: RawDocument, entry: CatalogEntry) -> tuple[list[Passage], FileReport]:
     lines, cleaned = clean(raw)
-    blocks = segment(lines, entry.title or Path(raw.name).stem)
+    blocks = bounded_blocks(segment(lines, entry.title or Path(raw.name).stem))
     doc_lang = entry.languages[0] if len(entry.languages) == 1 else "und"
     scope = lawref.parse_refs(entry.title) if entry.title else []
     passages: list[Passage] = []
@@ -87,6 +110,44 @@ def document_passages(raw: RawDocument, entry: CatalogEntry) -> tuple[list[Passa
     if raw.encoding and raw.encoding not in ("utf-8",):
         report.notes.append(f"encoding: {raw.encoding}")
     return passages, report
+
+
+def bounded_blocks(blocks: list[Block], limit: int = MAX_PASSAGE_CHARS) -> list[Block]:
+    """Blocks of at most `limit` characters: a longer one is cut between lines, a longer line at a space.
+
+    Why: segmentation splits at law numbering and paragraph breaks only, so a text without blank
+    lines, or one 100,000-character line, became a single passage of any size, and every later stage
+    (law tags, lexical terms, snippets at query time) scans a passage whole: memory and time grew
+    with the file (a 10 MB paragraph took 570 MB), and such a passage is useless as a hit anyway.
+    """
+    out: list[Block] = []
+    for b in blocks:
+        if sum(len(ln.text) + 1 for ln in b.lines) <= limit:
+            out.append(b)
+            continue
+        cur: list[Line] = []
+        size = 0
+        for ln in b.lines:
+            for piece in _cut(ln.text, limit):
+                if cur and size + len(piece) + 1 > limit:
+                    out.append(replace(b, lines=cur))
+                    cur, size = [], 0
+                cur.append(Line(piece, ln.page))
+                size += len(piece) + 1
+        if cur:
+            out.append(replace(b, lines=cur))
+    return out
+
+
+def _cut(text: str, limit: int) -> list[str]:
+    pieces = []
+    while len(text) > limit:
+        i = text.rfind(" ", limit // 2, limit)
+        i = i if i > 0 else limit
+        pieces.append(text[:i])
+        text = text[i:].lstrip(" ")
+    pieces.append(text)
+    return pieces
 
 
 def count_examples(passages: list[Passage]) -> int:
