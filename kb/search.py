@@ -266,12 +266,14 @@ def snippet(text: str, query_words: set[str], lang: str, width: int = 260) -> st
     tokens = list(re.finditer(r"[^\W_]+", body))
     hits = [m for m in tokens if _matches(m.group(0), stems, lang)]
     if hits:
-        # slide a window to cover most hits
-        best_start, best_n = hits[0].start(), 0
-        for h in hits:
-            n = sum(1 for x in hits if h.start() <= x.start() < h.start() + width)
-            if n > best_n:
-                best_start, best_n = h.start(), n
+        # the window starting at a hit that covers most hits (two pointers: linear in the hits)
+        best_start, best_n, j = hits[0].start(), 0, 0
+        for i, h in enumerate(hits):
+            j = max(j, i)
+            while j + 1 < len(hits) and hits[j + 1].start() < h.start() + width:
+                j += 1
+            if j - i + 1 > best_n:
+                best_start, best_n = h.start(), j - i + 1
         start = max(0, body.rfind(" ", 0, max(0, best_start - 40)) + 1)
     else:
         start = 0
