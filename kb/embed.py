@@ -224,10 +224,14 @@ class FastEmbedder:
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_lock = threading.Lock()
         onnx_dir = fastembed.onnx_dir_for(self._model_dir)
-        if fastembed.export_report(onnx_dir) is None:  # first use of this model: export once (~20 s)
+        if fastembed.export_report(onnx_dir) is None:  # first use of this model: export once (~15 s)
             st = self.passages()  # the export reuses sentence-transformers' model, which a build needs anyway
-            onnx_dir = fastembed.ensure_onnx(self._model_dir, reference=st.encode_queries,
-                                             bert=st.model[0].auto_model, log=log.info)
+            try:
+                onnx_dir = fastembed.ensure_onnx(self._model_dir, reference=st.encode_queries,
+                                                 bert=st.model[0].auto_model, log=log.info)
+            except fastembed.FastUnavailable as e:
+                e.st = st  # the caller falls back to this already loaded model
+                raise
         if mode == "onnx-int8":
             fastembed.ensure_int8(onnx_dir, self._model_dir, log=log.info)  # made on first request
         report = fastembed.export_report(onnx_dir) or {}
@@ -342,6 +346,8 @@ def _load(spec: str, mode: str = "auto") -> Embedder:
                 return FastEmbedder(path, name, mode)
             except FastUnavailable as e:
                 log.warning("%s; queries go through sentence-transformers", e)
+                if getattr(e, "st", None) is not None:
+                    return e.st
         _init_torch()
         return STEmbedder(str(path), name=name)
     _init_torch()

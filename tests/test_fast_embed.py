@@ -263,3 +263,31 @@ def test_passages_through_onnx_on_request(fast, monkeypatch):
     got = fast.encode_passages(SENTENCES * 2, batch_size=4, progress=lambda d, t: seen.append((d, t)))
     assert seen[-1] == (12, 12) and len(seen) == 3
     assert np.abs(got[:6] - ref).max() < 1e-5 and np.abs(got[6:] - ref).max() < 1e-5
+
+
+def test_missing_onnx_package_falls_back_to_the_loaded_model(tmp_path, monkeypatch):
+    """No `onnx` to export with: the model the export had loaded serves queries too (loaded once)."""
+    model_dir = tmp_path / "model"
+    monkeypatch.setattr(embed, "e5_model_dir", lambda cache_dir=None: model_dir)
+    loaded = []
+
+    class ST(_FakeST):
+        def __init__(self, model, name=None):
+            super().__init__(model, name)
+            loaded.append(self)
+            self.model = [type("T", (), {"auto_model": object()})()]
+
+        def encode_queries(self, texts):
+            return np.zeros((len(texts), 384), np.float32)
+
+    monkeypatch.setattr(embed, "STEmbedder", ST)
+    monkeypatch.setattr(embed, "_init_torch", lambda: None)
+    monkeypatch.setitem(sys.modules, "onnx", None)
+    monkeypatch.delenv("KB_QUERY_ENCODER", raising=False)
+    embed._load.cache_clear()
+    try:
+        e = embed.get_embedder()
+    finally:
+        embed._load.cache_clear()
+    assert isinstance(e, ST) and loaded == [e]
+    assert not fastembed.onnx_dir_for(model_dir).exists() and not list(tmp_path.glob(".tmp-*"))
