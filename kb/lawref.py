@@ -16,6 +16,7 @@ Canonical form: law number 1..93, section A-H (upper case), sub-paragraph 1-9, s
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -656,10 +657,12 @@ def address_query(q: str) -> list[str] | None:
 _CANONICAL_RE = re.compile(r"([1-9][0-9]?)(?:([A-H])(?:([1-9][0-9]?)([a-e])?)?)?")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def parts(ref: str) -> tuple[int, str | None, int | None, str | None]:
     """(law, section, sub-paragraph, sub-sub letter) of a canonical ref; ValueError if not canonical.
 
     Sub-paragraphs of two digits are accepted here so that ordering stays numeric ("45C2" < "45C10").
+    Cached: ranking asks for the same few hundred addresses thousands of times per search.
     """
     m = _CANONICAL_RE.fullmatch(ref)
     if m is None or int(m.group(1)) > MAX_LAW:
@@ -681,6 +684,7 @@ def _join(law: int, sec: str | None, dig: int | None, sub: str | None) -> str:
     return f"{law}{sec or ''}{dig if dig is not None else ''}{sub or ''}"
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def depth(ref: str) -> int:
     """1 for a law, 2 for a section, 3 for a sub-paragraph, 4 for a sub-sub letter."""
     return sum(c is not None for c in parts(ref))
@@ -698,14 +702,20 @@ def parent(ref: str) -> str | None:
 
 def ancestors(ref: str) -> list[str]:
     """All enclosing addresses from the law number down, excluding ref itself."""
+    return list(_ancestors(ref))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _ancestors(ref: str) -> tuple[str, ...]:
     out: list[str] = []
     p = parent(ref)
     while p is not None:
         out.append(p)
         p = parent(p)
-    return out[::-1]
+    return tuple(out[::-1])
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def extends(ref: str, prefix: str) -> bool:
     """Component-wise prefix test: '45C4b' extends '45C4', '45C', '45' and itself; '45' not '4'."""
     r, p = parts(ref), parts(prefix)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -124,8 +125,18 @@ def dense_candidates(index, qvecs: np.ndarray, limit: int) -> list[list[int]]:
     """Nearest passages for each query vector (one FAISS call for all of them)."""
     if index is None or index.ntotal == 0:
         return [[] for _ in range(len(qvecs))]
+    _single_thread_faiss()
     _, ids = index.search(np.ascontiguousarray(qvecs, dtype=np.float32), min(limit, index.ntotal))
     return [[int(i) for i in row if i >= 0] for row in ids]
+
+
+def _single_thread_faiss() -> None:
+    """One query's few vectors gain nothing from OpenMP; its thread start-up and spinning cost
+    milliseconds and stall under load (measured). Builds set their own thread count."""
+    import faiss
+
+    if faiss.omp_get_max_threads() != 1:
+        faiss.omp_set_num_threads(1)
 
 
 def fuse(lists: list[tuple[list[int], float]], w: Weights) -> dict[int, Candidate]:
@@ -229,26 +240,28 @@ def _section(law: str) -> str:
     return f"{n}{sec or ''}"
 
 
-def diversify(scored: list[tuple[int, float]], tags, factor: float) -> list[tuple[int, float]]:
+def diversify(scored: list[tuple[int, float]], tags, factor: float, depth: int = 100) -> list[tuple[int, float]]:
     """Greedy re-rank: a passage on a law section already shown loses a share of its score, so the
-    first screen covers the plausible sections instead of five passages on one."""
+    first screen covers the plausible sections instead of five passages on one.
+
+    Greedy for the first `depth` places (the pages anyone reads); the tail keeps its order."""
+    keys = {}
+    for rid, _ in scored:
+        laws = tags[rid].laws or list(tags[rid].inferred)
+        keys[rid] = _section(laws[0]) if laws else f"#{rid}"
     seen: dict[str, int] = {}
     pool = list(scored)
     out: list[tuple[int, float]] = []
-    while pool:
+    while pool and len(out) < depth:
         best_i, best_s = 0, float("-inf")
         for i, (rid, s) in enumerate(pool[:50]):
-            laws = tags[rid].laws or list(tags[rid].inferred)
-            key = _section(laws[0]) if laws else f"#{rid}"
-            adj = s * factor ** seen.get(key, 0)
+            adj = s * factor ** seen.get(keys[rid], 0)
             if adj > best_s:
                 best_i, best_s = i, adj
-        rid, s = pool.pop(best_i)
-        laws = tags[rid].laws or list(tags[rid].inferred)
-        key = _section(laws[0]) if laws else f"#{rid}"
-        seen[key] = seen.get(key, 0) + 1
+        rid, _ = pool.pop(best_i)
+        seen[keys[rid]] = seen.get(keys[rid], 0) + 1
         out.append((rid, best_s))
-    return out
+    return out + pool
 
 
 # ---------------------------------------------------------------- snippets
@@ -263,8 +276,16 @@ def snippet(text: str, query_words: set[str], lang: str, width: int = 260) -> st
     if not body:
         return ""
     stems = set(stem_words(sorted(query_words), lang)) | query_words
+    memo: dict[str, bool] = {}
+
+    def matches(word: str) -> bool:
+        m = memo.get(word)
+        if m is None:
+            m = memo[word] = _matches(word, stems, lang)
+        return m
+
     tokens = list(re.finditer(r"[^\W_]+", body))
-    hits = [m for m in tokens if _matches(m.group(0), stems, lang)]
+    hits = [m for m in tokens if matches(m.group(0))]
     if hits:
         # the window starting at a hit that covers most hits (two pointers: linear in the hits)
         best_start, best_n, j = hits[0].start(), 0, 0
@@ -281,16 +302,24 @@ def snippet(text: str, query_words: set[str], lang: str, width: int = 260) -> st
     if end < len(body):
         end = body.rfind(" ", start, end) if body.rfind(" ", start, end) > start else end
     piece = body[start:end]
-    marked = re.sub(r"[^\W_]+", lambda m: f"**{m.group(0)}**" if _matches(m.group(0), stems, lang) else m.group(0),
+    marked = re.sub(r"[^\W_]+", lambda m: f"**{m.group(0)}**" if matches(m.group(0)) else m.group(0),
                     piece)
     return ("…" if start > 0 else "") + marked + ("…" if end < len(body) else "")
 
 
 def _matches(word: str, stems: set[str], lang: str) -> bool:
+    keys = _word_keys(word, lang)
+    return bool(keys) and (keys[0] in stems or keys[1] in stems)
+
+
+@lru_cache(maxsize=1 << 16)
+def _word_keys(word: str, lang: str) -> tuple[str, str] | tuple[()]:
+    """(folded, stemmed) of a passage word, or () for words too short to mark ("the", "del", "και":
+    marking function words helps nobody). Cached: the same words recur in every snippet."""
     f = fold(word)
-    if len(f) < 4 and not f.isdigit():  # "the", "del", "και": marking function words helps nobody
-        return False
-    return f in stems or stem_words([f], lang)[0] in stems
+    if len(f) < 4 and not f.isdigit():
+        return ()
+    return f, stem_words([f], lang)[0]
 
 
 def query_word_set(q: str, langs: list[str]) -> set[str]:

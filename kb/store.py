@@ -28,6 +28,11 @@ from ingest.model import Passage
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_VERSION = 4
+# Exact search up to this many passages; HNSW above (M=32). With efConstruction 200 and efSearch 512,
+# HNSW keeps recall@10 ≈ 0.96 of exact at 100k passages (bench/scale.py prints the table).
+HNSW_ABOVE = 20_000
+HNSW_EF_CONSTRUCTION = 200
+HNSW_EF_SEARCH = 512
 KEEP_GENERATIONS = 3
 
 
@@ -120,7 +125,7 @@ def _tune_index(index) -> None:
     try:
         inner = faiss.downcast_index(index.index) if hasattr(index, "index") else index
         if isinstance(inner, faiss.IndexHNSWFlat):
-            inner.hnsw.efSearch = 128
+            inner.hnsw.efSearch = HNSW_EF_SEARCH
         elif isinstance(inner, faiss.IndexIVF):
             inner.nprobe = 16
     except Exception:  # an unknown index type is searched with its own defaults
@@ -180,12 +185,14 @@ class GenerationWriter:
         if len(ids) == 0:
             return "none"
         dim = vectors.shape[1]
-        kind = index_type if index_type != "auto" else ("flat" if len(ids) < 50_000 else "hnsw")
+        kind = index_type if index_type != "auto" else ("flat" if len(ids) < HNSW_ABOVE else "hnsw")
         if kind == "hnsw":
             base = faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
-            base.hnsw.efConstruction = 80
+            base.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
         else:
             base = faiss.IndexFlatIP(dim)
+        faiss.omp_set_num_threads(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                                  else (os.cpu_count() or 1))  # searches in this process may have set 1
         index = faiss.IndexIDMap2(base)
         index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), ids.astype(np.int64))
         faiss.write_index(index, str(self.tmp / "vectors.faiss"))
