@@ -29,6 +29,7 @@ CONFIGS: dict[str, Weights] = {
     "- dense query of question + expansion": replace(BASE, dense_expand=0.0),
     "- dense per-language ranks": replace(BASE, dense_lang=0.0),
     "- dense target-language queries": replace(BASE, dense_target=0.0),
+    "embedded glossary texts instead of composed concept vectors": replace(BASE, compose=False),
     "- document-side expansion": BASE,  # same weights, on a KB built without it (built aside, once)
     "+ law evidence (0.5)": replace(BASE, law_evidence=0.5),
     "- untagged/generic priors": replace(BASE, untagged=1.0, generic=1.0),

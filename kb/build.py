@@ -24,6 +24,7 @@ from ingest.pipeline import corpus_files, display_path, name_problem, process_fi
 from ingest.tag import infer_tags
 
 from . import lawref
+from .conceptvec import concept_texts
 from .lexical import passage_terms
 from .store import DocumentRow, Generation, GenerationWriter, current_generation, row_to_passage
 
@@ -179,6 +180,9 @@ def build(corpus: Path, kb_dir: Path, embedder=None, progress: Progress | None =
             scopes = {row.name: lawref.parse_refs(row.title) for row, _, _ in docs}
             infer_tags(passages, vectors, scopes=scopes)
             timings["infer tags"] = time.perf_counter() - t3
+            t5 = time.perf_counter()
+            concept_rows, concept_vecs = _concept_vectors(embedder, model_name, prev if prev_vectors_ok else None)
+            timings["concept vectors"] = time.perf_counter() - t5
         else:
             keys = [""] * len(passages)
 
@@ -191,6 +195,8 @@ def build(corpus: Path, kb_dir: Path, embedder=None, progress: Progress | None =
         index_kind = "none"
         if vectors is not None:
             writer.add_vectors(list(zip(keys, vectors, strict=True)))
+            writer.add_vectors(concept_vecs)
+            writer.add_concept_vectors(concept_rows)
             index_kind = writer.write_index(rowids, vectors, index_type)
         manifest = {
             "model": model_name, "dim": int(vectors.shape[1]) if vectors is not None else 0,
@@ -209,6 +215,21 @@ def build(corpus: Path, kb_dir: Path, embedder=None, progress: Progress | None =
         raise
     timings["total"] = time.perf_counter() - t0
     return BuildResult(gen, reports, len(passages), embedded, reused_count, timings, model_name)
+
+
+def _concept_vectors(embedder, model_name: str, prev: Generation | None):
+    """The glossary renderings embedded with the query encoder (see conceptvec.py); unchanged ones reused."""
+    from .glossary import default_glossary
+
+    items = concept_texts(default_glossary())
+    keys = [vec_key(model_name, f"query\x00{text}") for _, _, text in items]
+    cache = _prev_vectors(prev, keys)
+    missing = [i for i, k in enumerate(keys) if k not in cache]
+    if missing:
+        new = embedder.encode_queries([items[i][2] for i in missing])
+        cache.update({keys[i]: v for i, v in zip(missing, new, strict=True)})
+    rows = [(c, lg, k) for (c, lg, _), k in zip(items, keys, strict=True)]
+    return rows, [(k, cache[k]) for k in dict.fromkeys(keys)]
 
 
 def _previous(kb_dir: Path) -> Generation | None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from ingest.model import KINDS
 
 from . import lawref
+from .conceptvec import ConceptVectors
 from .glossary import default_glossary
 from .lexical import query_concepts, query_words
 from .search import (
@@ -22,6 +23,7 @@ from .search import (
     Weights,
     by_language,
     dense_candidates,
+    dense_queries,
     detect_query_lang,
     fuse,
     lexical_candidates,
@@ -77,6 +79,7 @@ class KnowledgeBase:
         self._lock = threading.Lock()
         self._local = threading.local()
         self.weights = Weights()
+        self._cvecs: dict[Path, ConceptVectors | None] = {}
 
     # ------------------------------------------------------------ opening
     @classmethod
@@ -112,6 +115,14 @@ class KnowledgeBase:
             conn.row_factory = sqlite3.Row
             cache[gen.path] = conn
         return conn
+
+    def _concept_vectors(self, gen: Generation) -> ConceptVectors | None:
+        """The generation's concept vectors, loaded once (None for a store built without them)."""
+        if gen.path not in self._cvecs:
+            with self._lock:
+                if gen.path not in self._cvecs:
+                    self._cvecs = {gen.path: ConceptVectors.load(self._conn(gen))}
+        return self._cvecs[gen.path]
 
     def embedder(self):
         if self._embedder is None and self._gen.manifest.get("model"):
@@ -153,20 +164,8 @@ class KnowledgeBase:
         ]
         dense_lists: list[tuple[list[int], float]] = []
         if gen.index is not None and (w.dense or w.dense_expand or w.dense_target):
-            texts, weights = [q], [w.dense]
-            others = [lg for lg in ("it", "en", "el") if lg != qlang]
-            exp = default_glossary().expand(q, others)
-            if exp and w.dense_expand:
-                texts.append(f"{q}\n{exp}")
-                weights.append(w.dense_expand)
-            if w.dense_target:
-                for lg in others:  # the situation said in the other language's jargon only
-                    t = default_glossary().expand(q, (lg,))
-                    if len(t.split()) >= 3:
-                        texts.append(t)
-                        weights.append(w.dense_target)
-            ranked = dense_candidates(gen.index, self.embedder().encode_queries(texts), n)
-            dense_lists = list(zip(ranked, weights, strict=True))
+            qvecs, weights = dense_queries(q, qlang, w, self.embedder().encode_queries, self._concept_vectors(gen))
+            dense_lists = list(zip(dense_candidates(gen.index, qvecs, n), weights, strict=True))
         if refs:  # passages about the named laws are candidates even if the words don't match
             lists.append((_ref_rows(conn, refs), 1.0))
         tags = _tags(conn, list({rid for lst, _ in lists + dense_lists for rid in lst}))

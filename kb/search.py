@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -22,6 +23,7 @@ import numpy as np
 from ingest import lang as langid
 
 from . import lawref
+from .conceptvec import ConceptVectors
 from .glossary import default_glossary
 from .lexical import fts_query
 from .textnorm import fold, stem_words, words
@@ -50,6 +52,7 @@ class Weights:
     inferred_weight: float = 0.5
     diversity: float = 0.8  # each earlier hit on the same law section multiplies a later one's score
     ref_boost: float = 1.0  # passages about a law named in the query
+    compose: bool = True  # glossary dense queries composed from concept vectors (conceptvec.py), not embedded
 
 
 @dataclass
@@ -119,6 +122,41 @@ def lexical_candidates(conn, terms: list[str], limit: int, column: str | None = 
     rows = conn.execute("SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT ?",
                         (fts_query(terms, column), limit)).fetchall()
     return [r[0] for r in rows]
+
+
+def dense_queries(q: str, qlang: str, w: Weights, encode: Callable[[list[str]], np.ndarray],
+                  cvecs: ConceptVectors | None = None) -> tuple[np.ndarray, list[float]]:
+    """The query vectors of a search and their fusion weights: the question; the question with its
+    glossary concepts in the other languages; and, per other language, the concepts alone in that
+    language's jargon (a cross-language question then meets passages written in that jargon).
+
+    With concept vectors (and ``w.compose``) only the question goes through the model; the others
+    are sums of vectors embedded at build time. Without, their texts are embedded (the exact path).
+    """
+    glossary = default_glossary()
+    others = [lg for lg in ("it", "en", "el") if lg != qlang]
+    exp = glossary.expand(q, others) if w.dense_expand else ""
+    targets = [lg for lg in others if w.dense_target and len(glossary.expand(q, (lg,)).split()) >= 3]
+    if cvecs is not None and w.compose:
+        qvec = encode([q])[0]
+        concepts = glossary.concept_ids(q)
+        vecs, weights = [qvec], [w.dense]
+        if exp and (v := cvecs.with_question(qvec, concepts, others)) is not None:
+            vecs.append(v)
+            weights.append(w.dense_expand)
+        for lg in targets:
+            if (v := cvecs.target(concepts, lg)) is not None:
+                vecs.append(v)
+                weights.append(w.dense_target)
+        return np.stack(vecs), weights
+    texts, weights = [q], [w.dense]
+    if exp:
+        texts.append(f"{q}\n{exp}")
+        weights.append(w.dense_expand)
+    for lg in targets:
+        texts.append(glossary.expand(q, (lg,)))
+        weights.append(w.dense_target)
+    return encode(texts), weights
 
 
 def dense_candidates(index, qvecs: np.ndarray, limit: int) -> list[list[int]]:

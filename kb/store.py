@@ -61,6 +61,7 @@ CREATE INDEX passages_doc ON passages(doc);
 CREATE TABLE passage_laws (rowid INTEGER, law TEXT, rel TEXT, rank INTEGER, conf REAL);
 CREATE INDEX passage_laws_law ON passage_laws(law);
 CREATE TABLE vectors (vec_key TEXT PRIMARY KEY, vec BLOB);
+CREATE TABLE concept_vectors (concept TEXT, lang TEXT, vec_key TEXT);
 CREATE VIRTUAL TABLE fts USING fts5(words, concepts, tokenize = 'unicode61 remove_diacritics 2');
 """
 
@@ -178,6 +179,10 @@ class GenerationWriter:
     def add_vectors(self, items: list[tuple[str, np.ndarray]]) -> None:
         self.conn.executemany("INSERT OR IGNORE INTO vectors VALUES (?,?)",
                               [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items])
+
+    def add_concept_vectors(self, items: list[tuple[str, str, str]]) -> None:
+        """(concept, language, vec_key) of the glossary renderings (vectors via add_vectors)."""
+        self.conn.executemany("INSERT INTO concept_vectors VALUES (?,?,?)", items)
 
     def write_index(self, ids: np.ndarray, vectors: np.ndarray, index_type: str = "auto") -> str:
         import faiss
