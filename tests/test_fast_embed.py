@@ -255,10 +255,11 @@ def test_export_report_is_complete(fast):
 
 
 @pytest.mark.slow
-def test_passages_through_onnx_on_request(fast, monkeypatch):
-    """KB_PASSAGE_ENCODER=onnx: the fp32 graph gives the index's own passage vectors (no torch needed)."""
-    ref = fast.passages().encode_passages(SENTENCES)
-    monkeypatch.setenv("KB_PASSAGE_ENCODER", "onnx")
+def test_passages_through_onnx_by_default(fast, monkeypatch):
+    """The fp32 graph gives the passage vectors sentence-transformers gives (KB_PASSAGE_ENCODER=torch)."""
+    monkeypatch.setenv("KB_PASSAGE_ENCODER", "torch")
+    ref = fast.encode_passages(SENTENCES)
+    monkeypatch.delenv("KB_PASSAGE_ENCODER")
     seen = []
     got = fast.encode_passages(SENTENCES * 2, batch_size=4, progress=lambda d, t: seen.append((d, t)))
     assert seen[-1] == (12, 12) and len(seen) == 3
