@@ -36,9 +36,10 @@ CONFIGS: dict[str, Weights] = {
     "- kind prior": replace(BASE, kind_prior={}),
     "- diversity": replace(BASE, diversity=1.0),
     "- ref boost": replace(BASE, ref_boost=0.0),
-    "plain RRF (lexical+dense only)": Weights(expand=False, dense_expand=0.0, concepts=0.0, law_evidence=0.0,
-                                              kind_prior={},
-                                              untagged=1.0, generic=1.0, diversity=1.0),
+    "- concept-law hints": replace(BASE, concept_laws=0.0),
+    "plain RRF (lexical+dense only)": Weights(expand=False, dense_expand=0.0, dense_lang=0.0, dense_target=0.0,
+                                              concepts=0.0, law_evidence=0.0, kind_prior={}, untagged=1.0,
+                                              generic=1.0, diversity=1.0, concept_laws=0.0),
 }
 
 

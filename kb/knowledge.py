@@ -175,7 +175,7 @@ class KnowledgeBase:
         cands = fuse(lists, w)
         if not cands:
             return SearchResult(q, qlang, refs, [], notices + ["no passage matches"], law_only)
-        ranked = rank(cands, tags, refs, w)
+        ranked = rank(cands, tags, refs, w, default_glossary().laws_for(q) if w.concept_laws else None)
         filt = _filters(lang, kind, law, doc)
         hits: list[Hit] = []
         qwords = query_word_set(q, ["it", "en", "el"])

@@ -52,6 +52,7 @@ class Weights:
     inferred_weight: float = 0.5
     diversity: float = 0.8  # each earlier hit on the same law section multiplies a later one's score
     ref_boost: float = 1.0  # passages about a law named in the query
+    concept_laws: float = 0.2  # lift for passages on the laws the query's glossary concepts relate to
     compose: bool = True  # glossary dense queries composed from concept vectors (conceptvec.py), not embedded
 
 
@@ -240,7 +241,10 @@ def law_evidence(cands: dict[int, Candidate], tags: dict[int, Tags], w: Weights)
     return ev
 
 
-def rank(cands: dict[int, Candidate], tags: dict[int, Tags], refs: list[str], w: Weights) -> list[tuple[int, float]]:
+def rank(cands: dict[int, Candidate], tags: dict[int, Tags], refs: list[str], w: Weights,
+         hints: list[str] | None = None) -> list[tuple[int, float]]:
+    """Final scores: fused score × priors (kind, tagged, specific) × concept-law hints, + named-law boost;
+    then section diversity. `hints`: laws the query's concepts relate to (Glossary.laws_for)."""
     ev = law_evidence(cands, tags, w) if w.law_evidence else {}
     top_ev = max(ev.values()) if ev else 1.0
     unit = 1 / (w.rrf_k + 1)  # the score of a first-ranked candidate in one list
@@ -257,6 +261,9 @@ def rank(cands: dict[int, Candidate], tags: dict[int, Tags], refs: list[str], w:
             own = laws or list(inferred)
             best = max((ev.get(law, 0.0) for law in own), default=0.0)
             s += w.law_evidence * (best / top_ev) * unit
+        if hints and w.concept_laws:
+            s *= 1.0 + w.concept_laws * max((_hint_match(law, h) for law in laws or inferred for h in hints),
+                                            default=0.0)
         if refs:
             s += w.ref_boost * max((_ref_match(law, r) for law in laws for r in refs), default=0.0)
         scored.append((rid, s))
@@ -271,6 +278,16 @@ def _ref_match(law: str, ref: str) -> float:
     if lawref.depth(law) >= 2 and lawref.extends(ref, law):
         return 0.5 * lawref.depth(law) / lawref.depth(ref)
     return 0.0
+
+
+def _hint_match(law: str, hint: str) -> float:
+    """1 when a passage's law and a concept's law share the section (or one contains the other),
+    0.5 for the same law number, else 0."""
+    if lawref.extends(law, hint) or lawref.extends(hint, law):
+        return 1.0 if min(lawref.depth(law), lawref.depth(hint)) >= 2 or lawref.depth(hint) == 1 else 0.5
+    if lawref.parts(law)[0] != lawref.parts(hint)[0]:
+        return 0.0
+    return 1.0 if _section(law) == _section(hint) else 0.5
 
 
 def _section(law: str) -> str:

@@ -1,0 +1,42 @@
+"""Ranking in isolation: priors, concept-law hints, named-law boost, section diversity."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kb.search import Candidate, Tags, Weights, _hint_match, diversify, rank
+
+
+def _tags(**laws):
+    return {int(k[1:]): Tags(v, {}, "law_text", "en") for k, v in laws.items()}
+
+
+def test_hint_match_levels():
+    assert _hint_match("64B2", "64B") == 1.0 and _hint_match("64B", "64B2") == 1.0
+    assert _hint_match("64A1", "64B") == 0.5 and _hint_match("64A1", "64") == 1.0
+    assert _hint_match("45C", "64B") == 0.0
+
+
+def test_concept_laws_lift_the_hinted_section():
+    tags = _tags(r1=["45C4a"], r2=["64B2"])
+    cands = {1: Candidate(1, 0.0105), 2: Candidate(2, 0.0100)}
+    w = replace(Weights(), diversity=1.0)
+    assert [r for r, _ in rank(cands, tags, [], w)] == [1, 2]
+    assert [r for r, _ in rank(cands, tags, [], w, hints=["64B"])] == [2, 1]
+    assert [r for r, _ in rank(cands, tags, [], replace(w, concept_laws=0.0), hints=["64B"])] == [1, 2]
+
+
+def test_named_law_comes_first():
+    tags = _tags(r1=["45C4a"], r2=["46B2"])
+    cands = {1: Candidate(1, 0.02), 2: Candidate(2, 0.01)}
+    assert rank(cands, tags, ["46B"], Weights())[0][0] == 2
+
+
+def test_diversify_spreads_sections_and_keeps_everything():
+    tags = _tags(r1=["45C1"], r2=["45C2"], r3=["46B"], r4=["45C4"])
+    scored = [(1, 1.0), (2, 0.95), (4, 0.9), (3, 0.8)]
+    out = diversify(scored, tags, 0.8)
+    assert [r for r, _ in out][:2] == [1, 3]  # the second 45C passage (0.95 × 0.8) yields to 46B
+    assert sorted(r for r, _ in out) == [1, 2, 3, 4]
+    tail = diversify(scored, tags, 0.8, depth=1)
+    assert [r for r, _ in tail] == [1, 2, 4, 3]  # past `depth` the order is kept
