@@ -239,6 +239,8 @@ def ensure_int8(onnx_dir: Path, model_dir: Path, log: Callable[[str], None] | No
             _quantize(onnx_dir / VARIANTS["onnx"], tmp_model)
         except ImportError as e:
             raise FastUnavailable(f"cannot quantise: {e}") from e
+        except Exception as e:  # noqa: BLE001 - a graph the quantiser can't read: the fp32 graph serves
+            raise FastUnavailable(f"cannot quantise {onnx_dir / VARIANTS['onnx']}: {e}") from e
         t_q = time.perf_counter() - t0
         os.replace(tmp_model, onnx_dir / VARIANTS["onnx-int8"])
         ref = OnnxQueryEncoder(model_dir, onnx_dir, "onnx").encode(PROBE)
