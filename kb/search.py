@@ -280,6 +280,7 @@ def _ref_match(law: str, ref: str) -> float:
     return 0.0
 
 
+@lru_cache(maxsize=1 << 16)
 def _hint_match(law: str, hint: str) -> float:
     """1 when a passage's law and a concept's law share the section (or one contains the other),
     0.5 for the same law number, else 0."""
@@ -295,7 +296,7 @@ def _section(law: str) -> str:
     return f"{n}{sec or ''}"
 
 
-def diversify(scored: list[tuple[int, float]], tags, factor: float, depth: int = 100) -> list[tuple[int, float]]:
+def diversify(scored: list[tuple[int, float]], tags, factor: float, depth: int = 40) -> list[tuple[int, float]]:
     """Greedy re-rank: a passage on a law section already shown loses a share of its score, so the
     first screen covers the plausible sections instead of five passages on one.
 

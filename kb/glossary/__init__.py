@@ -200,6 +200,7 @@ class Glossary:
                     raise GlossaryError(f"concept {c.id!r}: broader concept {b!r} is unknown or itself")
         self._root = _Node()
         self._step_cache: dict[str, list[tuple[_Node, bool]]] = {}
+        self._concepts_cache: dict[tuple[str, bool], list[Concept]] = {}
         self._compile()
 
     # ------------------------------------------------------------------ loading
@@ -312,11 +313,20 @@ class Glossary:
         return hits
 
     def _strong_concepts(self, text: str, include_weak: bool) -> list[Concept]:
-        out: dict[str, Concept] = {}
-        for hit in self.match(text):
-            if include_weak or not hit.weak:
-                out.setdefault(hit.concept.id, hit.concept)
-        return list(out.values())
+        """Cached for short texts: a search asks about its query several times (expansion, concepts, laws)."""
+        key = (text, include_weak)
+        found = self._concepts_cache.get(key)
+        if found is None:
+            out: dict[str, Concept] = {}
+            for hit in self.match(text):
+                if include_weak or not hit.weak:
+                    out.setdefault(hit.concept.id, hit.concept)
+            found = list(out.values())
+            if len(text) <= 2000:
+                if len(self._concepts_cache) >= 256:
+                    self._concepts_cache.clear()
+                self._concepts_cache[key] = found
+        return list(found)
 
     def concept_ids(self, text: str, *, broader: bool = False, include_weak: bool = False) -> list[str]:
         """Ids of the concepts mentioned in ``text``, in order of first mention.
