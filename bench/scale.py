@@ -1,6 +1,7 @@
 """Scale benchmark: synthetic knowledge bases of 10,000 and 100,000 passages.
 
     .venv/bin/python bench/scale.py [--sizes 10000 100000] [--kb-dir DIR] [--queries FILE] [--json OUT]
+                                    [--work DIR [--reuse]] [--skip-recall]
 
 The passages are made from the default corpus, not copied: each one recombines 2-6 sentences of
 different real passages of one language, shuffled, with its numbers and law addresses varied (law
@@ -13,8 +14,9 @@ used and the table says so). Embedding 100k passages for real would take ~1.5 h 
 
 For each size, in fresh processes: build time (terms, SQLite/FTS5, FAISS, commit), peak RSS, size
 on disk; then search latency (KnowledgeBase.search over the dev queries, first and repeated pass),
-peak RSS, where the time goes; and for the vectors FAISS HNSW (M=32, efConstruction=80, as
-kb/store.py writes it) against exact IndexFlatIP: recall@10 and latency for several efSearch.
+peak RSS, where the time goes; and for the vectors FAISS HNSW (M=32, efConstruction 80 and 200;
+kb/store.py writes 200) against exact IndexFlatIP: recall@10 and latency for several efSearch.
+The synthetic KBs carry the glossary's concept vectors like a real build (taken from --kb-dir).
 """
 
 from __future__ import annotations
@@ -159,6 +161,22 @@ def synth_vectors(src_vecs: np.ndarray | None, parents, seed: int = 11, dim: int
 
 # --------------------------------------------------------------------------- build (child process)
 
+def concept_vectors(src_kb: Path | None, model: str):
+    """The glossary's concept vectors, as a real build writes them (kb/build.py): taken from the source
+    KB when it has them, else embedded. Without them every search embeds ~4 texts instead of one."""
+    from kb.build import _concept_vectors
+    from kb.embed import get_embedder
+    from kb.store import Generation, current_generation, default_kb_dir
+
+    class Lazy:  # the model is loaded only if some rendering is not in the source KB
+        def encode_queries(self, texts):
+            return get_embedder().encode_queries(texts)
+
+    gen_path = current_generation(Path(src_kb or default_kb_dir()))
+    prev = Generation(gen_path) if gen_path else None
+    return _concept_vectors(Lazy(), model, prev if prev and prev.manifest.get("model") == model else None)
+
+
 def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -208,6 +226,9 @@ def build_synthetic(n: int, kb_dir: Path, src_kb: Path | None, embed_subset: int
         rowids = np.array([writer.add_passage(p, t, k) for p, t, k in zip(passages, terms, keys, strict=True)],
                           dtype=np.int64)
         writer.add_vectors(list(zip(keys, vectors, strict=True)))
+        concept_rows, concept_vecs = concept_vectors(src_kb, model)
+        writer.add_vectors(concept_vecs)
+        writer.add_concept_vectors(concept_rows)
         timings["sqlite+fts5"] = time.perf_counter() - t2
         t3 = time.perf_counter()
         kind = writer.write_index(rowids, vectors, index_type)
@@ -235,7 +256,7 @@ def load_queries(path: Path) -> list[str]:
 
 
 PROFILED = {  # function name -> label, for the breakdown of a search
-    "encode_queries": "query embedding", "lexical_candidates": "FTS5 (BM25)", "dense_candidates": "FAISS",
+    "encode_queries": "query embedding", "lexical_candidates": "lexical BM25", "dense_candidates": "FAISS",
     "detect_query_lang": "language detection", "_law_exists": "law-exists SQL", "_ref_rows": "ref rows SQL",
     "_tags": "tags SQL", "_rows": "rows SQL", "_also_in": "also-in SQL", "snippet": "snippets",
     "rank": "rank+diversify", "query_word_set": "query word set", "expand": "glossary expand",
@@ -398,20 +419,41 @@ def _run_child(kind: str, n: int, out: Path, args) -> dict:
 
 
 def run(sizes: list[int], args) -> list[dict]:
+    """Build, search and recall per size. With ``--work DIR`` the synthetic KBs are kept in DIR/<n>
+    (and their build/recall results beside them); ``--reuse`` then skips the parts already there."""
     results = []
     for n in sizes:
-        work = Path(tempfile.mkdtemp(prefix=f"kb-scale-{n}-"))
+        keep = args.work is not None
+        work = Path(args.work) / str(n) if keep else Path(tempfile.mkdtemp(prefix=f"kb-scale-{n}-"))
         try:
-            print(f"[scale] {n}: building …", file=sys.stderr, flush=True)
-            b = _run_child("build", n, work, args)
+            b = _load(work / "build.json") if args.reuse else None
+            if b is None:
+                shutil.rmtree(work, ignore_errors=True)
+                work.mkdir(parents=True, exist_ok=True)
+                print(f"[scale] {n}: building …", file=sys.stderr, flush=True)
+                b = _run_child("build", n, work, args)
+                _save(work / "build.json", b, keep)
             print(f"[scale] {n}: built in {b['build_s']:.1f}s; searching …", file=sys.stderr, flush=True)
             s = _run_child("search", n, work, args)
-            print(f"[scale] {n}: recall …", file=sys.stderr, flush=True)
-            r = _run_child("recall", n, work, args)
+            r = _load(work / "recall.json") if args.reuse else None
+            if r is None and not args.skip_recall:
+                print(f"[scale] {n}: recall …", file=sys.stderr, flush=True)
+                r = _run_child("recall", n, work, args)
+                _save(work / "recall.json", r, keep)
             results.append({"n": n, "build": b, "search": s, "recall": r})
         finally:
-            shutil.rmtree(work, ignore_errors=True)
+            if not keep:
+                shutil.rmtree(work, ignore_errors=True)
     return results
+
+
+def _load(path: Path) -> dict | None:
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def _save(path: Path, res: dict, keep: bool) -> None:
+    if keep:
+        path.write_text(json.dumps(res, indent=2), encoding="utf-8")
 
 
 def table(results: list[dict]) -> str:
@@ -442,6 +484,8 @@ def table(results: list[dict]) -> str:
                 labels.append(k)
     for k in labels:
         row(f"  ms/query in {k}", lambda r, k=k: f"{r['search']['breakdown_ms'].get(k, 0.0):.2f}")
+    if not all(r["recall"] for r in results):
+        return "\n".join(rows)
     row("exact IndexFlatIP, one query vector, top 100", lambda r: f"{r['recall']['flat_ms']:.2f} ms")
     row("median cosine gap, exact 1st to 10th neighbour", lambda r: f"{r['recall']['top1_top10_gap']:.4f}")
     row("HNSW build M=32, efConstruction 80 / 200",
@@ -461,6 +505,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=Path, default=DEFAULT_QUERIES)
     ap.add_argument("--embed-subset", type=int, default=0)
     ap.add_argument("--json", type=Path, default=None, help="also write the results as JSON here")
+    ap.add_argument("--work", type=Path, default=None, help="keep the synthetic KBs in WORK/<n> (default: temp)")
+    ap.add_argument("--reuse", action="store_true", help="with --work: reuse the KBs (and recall results) there")
+    ap.add_argument("--skip-recall", action="store_true", help="leave out the HNSW recall check (slow)")
     ap.add_argument("--child", choices=["build", "search", "recall"], help=argparse.SUPPRESS)
     ap.add_argument("--n", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import re
+import sqlite3
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from ingest import lang as langid
 from . import lawref
 from .conceptvec import ConceptVectors
 from .glossary import default_glossary
-from .lexical import fts_query
+from .lexical import bm25_idf, bm25_top, bounded_terms, fts_query
 from .textnorm import fold, stem_words, words
 
 MAX_QUERY_CHARS = 2000
@@ -117,12 +118,40 @@ def detect_query_lang(q: str) -> str:
 
 
 def lexical_candidates(conn, terms: list[str], limit: int, column: str | None = None) -> list[int]:
-    """BM25 ranking from FTS5 over one column ('words' in the query's language, or 'concepts')."""
+    """BM25 ranking over one column ('words' in the query's language, or 'concepts'): from the
+    generation's BM25 postings (FTS5's scores, without its per-row cost), else from FTS5 itself."""
     if not terms:
         return []
+    if column is not None:
+        ranked = _postings_candidates(conn, terms, limit, column)
+        if ranked is not None:
+            return ranked
     rows = conn.execute("SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT ?",
                         (fts_query(terms, column), limit)).fetchall()
     return [r[0] for r in rows]
+
+
+def _postings_candidates(conn, terms: list[str], limit: int, column: str) -> list[int] | None:
+    """Top BM25 rowids from bm25_postings (None for a generation written without them).
+
+    Reads document frequencies first (index only), so that a bounded set of terms, rarest first,
+    is all whose postings are read (see lexical.bounded_terms)."""
+    terms = list(dict.fromkeys(terms))
+    try:
+        stats = conn.execute("SELECT docs FROM bm25_stats").fetchone()
+    except sqlite3.OperationalError:
+        return None
+    if stats is None:
+        return None
+    marks = ",".join("?" * len(terms))
+    dfs = dict(conn.execute(f"SELECT term, df FROM bm25_postings WHERE col = ? AND term IN ({marks})",
+                            (column, *terms)).fetchall())
+    keep = bounded_terms([(t, dfs.get(t, 0)) for t in terms])
+    if not keep:
+        return []
+    rows = conn.execute(f"SELECT rowids, weights, df FROM bm25_postings WHERE col = ? AND term IN "
+                        f"({','.join('?' * len(keep))})", (column, *keep)).fetchall()
+    return bm25_top([(r[0], r[1], bm25_idf(r[2], stats[0])) for r in rows], limit)
 
 
 def dense_queries(q: str, qlang: str, w: Weights, encode: Callable[[list[str]], np.ndarray],

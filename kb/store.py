@@ -26,6 +26,8 @@ import numpy as np
 
 from ingest.model import Passage
 
+from .lexical import PostingsWriter
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_VERSION = 4
 # Exact search up to this many passages; HNSW above (M=32). With efConstruction 200 and efSearch 512,
@@ -58,12 +60,20 @@ CREATE TABLE passages (
     lang TEXT, kind TEXT, title TEXT, text TEXT, laws TEXT, cites TEXT, inferred TEXT, heading TEXT,
     example_no TEXT, question TEXT, answer TEXT, deal TEXT, vec_key TEXT);
 CREATE INDEX passages_doc ON passages(doc);
+CREATE TABLE passage_tags (rowid INTEGER PRIMARY KEY, laws TEXT, inferred TEXT, kind TEXT, lang TEXT);
 CREATE TABLE passage_laws (rowid INTEGER, law TEXT, rel TEXT, rank INTEGER, conf REAL);
-CREATE INDEX passage_laws_law ON passage_laws(law);
+CREATE INDEX passage_laws_law ON passage_laws(law, rel, rowid);  -- covering: law lookups read no table rows
 CREATE TABLE vectors (vec_key TEXT PRIMARY KEY, vec BLOB);
 CREATE TABLE concept_vectors (concept TEXT, lang TEXT, vec_key TEXT);
 CREATE VIRTUAL TABLE fts USING fts5(words, concepts, tokenize = 'unicode61 remove_diacritics 2');
+CREATE TABLE bm25_postings (col TEXT NOT NULL, term TEXT NOT NULL, df INTEGER NOT NULL, rowids BLOB, weights BLOB);
+CREATE INDEX bm25_postings_term ON bm25_postings(col, term, df);
+CREATE TABLE bm25_stats (docs INTEGER, tokens INTEGER);
 """
+# passage_tags: what ranking reads of each of a search's several hundred candidates, in rows a few dozen
+# bytes wide (the passages rows carry the text). bm25_postings: the FTS5 columns' postings with their BM25
+# weights (kb/lexical.py PostingsWriter), so a search scores its terms without FTS5's per-row bm25()
+# calls. A generation written before these tables existed is read from passages and FTS5 as before.
 
 
 @dataclass
@@ -154,6 +164,7 @@ class GenerationWriter:
         self.conn = sqlite3.connect(self.tmp / "kb.sqlite")
         self.conn.executescript(SCHEMA)
         self.next_rowid = 1
+        self.postings = PostingsWriter()
 
     def add_document(self, d: DocumentRow, report: dict) -> None:
         self.conn.execute(
@@ -169,11 +180,14 @@ class GenerationWriter:
             (rowid, p.id, p.doc, p.page, p.page_end, p.lang, p.kind, p.title, p.text, json.dumps(p.laws),
              json.dumps(p.cites), json.dumps(p.inferred), p.heading, p.example_no, p.question, p.answer,
              json.dumps(p.deal.to_dict()) if p.deal else None, vec_key))
+        self.conn.execute("INSERT INTO passage_tags VALUES (?,?,?,?,?)",
+                          (rowid, json.dumps(p.laws), json.dumps(p.inferred), p.kind, p.lang))
         rows = [(rowid, law, "law", i, 1.0) for i, law in enumerate(p.laws)]
         rows += [(rowid, law, "cite", i, 1.0) for i, law in enumerate(p.cites)]
         rows += [(rowid, law, "inferred", i, c) for i, (law, c) in enumerate(p.inferred.items())]
         self.conn.executemany("INSERT INTO passage_laws VALUES (?,?,?,?,?)", rows)
         self.conn.execute("INSERT INTO fts(rowid, words, concepts) VALUES (?,?,?)", (rowid, *terms))
+        self.postings.add(rowid, *terms)
         return rowid
 
     def add_vectors(self, items: list[tuple[str, np.ndarray]]) -> None:
@@ -204,6 +218,7 @@ class GenerationWriter:
         return kind
 
     def commit(self, manifest: dict) -> Path:
+        self._write_postings()
         self.conn.commit()
         self.conn.execute("PRAGMA optimize")
         self.conn.close()
@@ -217,6 +232,12 @@ class GenerationWriter:
         _fsync_dir(self.kb_dir)
         collect_garbage(self.kb_dir)
         return final
+
+    def _write_postings(self) -> None:
+        """The BM25 postings of everything added (written once, when the collection statistics are known)."""
+        self.conn.executemany("INSERT INTO bm25_postings VALUES (?,?,?,?,?)", self.postings.rows())
+        self.conn.execute("INSERT INTO bm25_stats VALUES (?,?)", (self.postings.docs, self.postings.tokens))
+        self.postings = PostingsWriter()
 
     def abort(self) -> None:
         try:
