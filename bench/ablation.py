@@ -26,7 +26,7 @@ CONFIGS: dict[str, Weights] = {
     "- lexical (concepts)": replace(BASE, concepts=0.0),
     "- dense": replace(BASE, dense=0.0, dense_expand=0.0),
     "- glossary expansion (lexical)": replace(BASE, expand=False),
-    "- dense query of question + expansion": replace(BASE, dense_expand=0.0),
+    "+ dense query of question + expansion (0.5)": replace(BASE, dense_expand=0.5),
     "- dense per-language ranks": replace(BASE, dense_lang=0.0),
     "- dense target-language queries": replace(BASE, dense_target=0.0),
     "embedded glossary texts instead of composed concept vectors": replace(BASE, compose=False),

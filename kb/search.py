@@ -42,7 +42,7 @@ class Weights:
     dense: float = 1.0
     expand: bool = True  # glossary expansion of the lexical query across languages
     concepts: float = 1.5  # the language-neutral lexical list (glossary concepts + law tokens)
-    dense_expand: float = 0.5  # a dense query of the question plus its glossary expansion
+    dense_expand: float = 0.0  # a dense query of the question plus its expansion (measured: no gain; off)
     dense_lang: float = 0.5  # the dense list ranked within each passage language (see by_language)
     dense_target: float = 0.5  # dense queries made of the glossary expansion alone, one per other language
     law_evidence: float = 0.0  # how much a law's aggregated score lifts its passages (measured: no gain)

@@ -63,11 +63,12 @@ def test_composed_search_embeds_only_the_question():
                         m)
     q = "the defender revoked and the declarer claimed the rest"
     enc = _Recorder()
-    vecs, weights = dense_queries(q, "en", Weights(), enc, cv)
+    w = replace(Weights(), dense_expand=0.5)
+    vecs, weights = dense_queries(q, "en", w, enc, cv)
     assert enc.calls == [[q]]
     assert len(vecs) == len(weights) == 4  # question, question + jargon, Italian jargon, Greek jargon
     exact = _Recorder()
-    evecs, eweights = dense_queries(q, "en", replace(Weights(), compose=False), exact, cv)
+    evecs, eweights = dense_queries(q, "en", replace(w, compose=False), exact, cv)
     assert weights == eweights and len(exact.calls[0]) == 4 and exact.calls[0][0] == q
     assert evecs.shape == vecs.shape
 
@@ -79,7 +80,8 @@ def test_built_kb_composes_close_to_the_embedded_texts(kb):
     assert cv is not None and len(cv.index) == len(concept_texts(default_glossary()))
     emb = kb.embedder()
     q = "il difensore ha fatto renonce e il dichiarante ha reclamato le prese restanti"
-    composed, _ = dense_queries(q, "it", Weights(), emb.encode_queries, cv)
-    exact, _ = dense_queries(q, "it", replace(Weights(), compose=False), emb.encode_queries, cv)
+    w = replace(Weights(), dense_expand=0.5)
+    composed, _ = dense_queries(q, "it", w, emb.encode_queries, cv)
+    exact, _ = dense_queries(q, "it", replace(w, compose=False), emb.encode_queries, cv)
     cos = (composed * exact).sum(1)
     assert cos[0] > 0.9999 and cos.min() > 0.85
