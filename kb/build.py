@@ -8,10 +8,12 @@ swapped in atomically (see store.py).
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -77,8 +79,34 @@ def build(corpus: Path, kb_dir: Path, embedder=None, progress: Progress | None =
 
     With `strict`, a failed file stops the build after loading, before anything is written: the
     result has `generation=None` and the knowledge base is untouched (`python -m ingest --strict`).
+
+    One build at a time per knowledge base, across processes (a CLI ingest and an app upload): the
+    second waits for the first and then reads the corpus, so neither build's documents are lost.
     """
     progress = progress or _noop
+    with build_lock(Path(kb_dir), progress):
+        return _build(corpus, kb_dir, embedder, progress, embed, index_type, doc_expansion, strict)
+
+
+@contextmanager
+def build_lock(kb_dir: Path, progress: Progress = _noop) -> Iterator[None]:
+    """An exclusive lock on `kb_dir/.build.lock` (released by the OS if the process dies)."""
+    kb_dir.mkdir(parents=True, exist_ok=True)
+    with open(kb_dir / ".build.lock", "a+b") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            progress("wait", 0, 1, "another build of this knowledge base is running: waiting for it")
+            fcntl.flock(f, fcntl.LOCK_EX)
+            progress("wait", 1, 1, "")
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _build(corpus: Path, kb_dir: Path, embedder, progress: Progress, embed: bool, index_type: str,
+           doc_expansion: bool, strict: bool) -> BuildResult:
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     corpus, kb_dir = Path(corpus), Path(kb_dir)
