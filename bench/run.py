@@ -85,16 +85,7 @@ print("RESULT " + json.dumps({"timings": r.timings, "passages": r.passages, "emb
 
 
 def run_build(corpus: Path, kb_dir: Path, extra_env: dict[str, str]) -> dict:
-    t = time.perf_counter()
-    p = subprocess.run([sys.executable, "-c", _BUILD, str(corpus), str(kb_dir)], capture_output=True, text=True,
-                       env=env(**extra_env), cwd=ROOT)
-    wall = time.perf_counter() - t
-    line = next((ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")), None)
-    if p.returncode or line is None:
-        raise RuntimeError(f"build failed ({p.returncode}): {p.stderr[-3000:]}")
-    res = json.loads(line[7:])
-    res["wall_s"] = wall
-    return res
+    return scale.run_result([sys.executable, "-c", _BUILD, str(corpus), str(kb_dir)], "build", extra_env)
 
 
 def make_law_pdf(path: Path, pages: int = 20, seed: int = 3) -> int:

@@ -406,13 +406,18 @@ def _run_child(kind: str, n: int, out: Path, args) -> dict:
            "--queries", str(args.queries), "--embed-subset", str(args.embed_subset)]
     if args.kb_dir:
         cmd += ["--kb-dir", str(args.kb_dir)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false"}
+    return run_result(cmd, f"{kind} {n}")
+
+
+def run_result(cmd: list[str], what: str, extra_env: dict[str, str] | None = None) -> dict:
+    """Run a benchmark child in a fresh process; its JSON from the line "RESULT {...}", plus wall time."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false", **(extra_env or {})}
     t = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
     wall = time.perf_counter() - t
     line = next((ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")), None)
     if p.returncode or line is None:
-        raise RuntimeError(f"{kind} {n} failed ({p.returncode}):\n{p.stderr[-3000:]}")
+        raise RuntimeError(f"{what} failed ({p.returncode}):\n{p.stderr[-3000:]}")
     res = json.loads(line[7:])
     res["wall_s"] = wall
     return res

@@ -295,19 +295,11 @@ class FastEmbedder:
         return self.passages().model
 
 
-def _passed(report: dict, variant: str) -> bool:
-    """Did `variant` pass its export-time check against the fp32 model?"""
-    from .fastembed import MIN_COSINE
-
-    check = report.get("variants", {}).get(variant)
-    return check is not None and check.get("min_cos", 0.0) >= MIN_COSINE[variant]
-
-
 def _choose_variant(mode: str, checks: dict) -> str:
     from .fastembed import MIN_COSINE, FastUnavailable
 
     def passed(v: str) -> bool:
-        return _passed({"variants": checks}, v)
+        return v in checks and checks[v].get("min_cos", 0.0) >= MIN_COSINE[v]
 
     if mode in ("", "auto"):
         for v in AUTO_ORDER:
