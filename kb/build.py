@@ -23,7 +23,7 @@ from ingest.catalog import load_catalog
 from ingest.load import sha256_file
 from ingest.model import FileReport, Passage
 from ingest.pipeline import corpus_files, display_path, name_problem, process_file
-from ingest.tag import infer_tags
+from ingest.tag import complete_quotes, infer_tags
 
 from . import lawref
 from .conceptvec import concept_texts
@@ -175,6 +175,7 @@ def _build(corpus: Path, kb_dir: Path, embedder, progress: Progress, embed: bool
         return BuildResult(None, reports, timings=timings, model=model_name)
 
     passages = [p for _, _, ps in docs for p in ps]
+    complete_quotes(passages)  # across documents: a quote's full address may stand in another file
     writer = GenerationWriter(kb_dir)
     try:
         vectors = None

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from ingest.catalog import CatalogEntry, load_catalog
-from ingest.model import Line, RawDocument
+from ingest.model import Line, Passage, RawDocument
 from ingest.pipeline import document_passages, process_corpus, process_file
 from ingest.segment import segment, split_question_answer
-from ingest.tag import classify_refs, explicit_tags
+from ingest.tag import classify_refs, complete_quotes, explicit_tags
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -84,6 +84,34 @@ def test_english_quoted_law_text_and_examples():
     assert ex[0].question.startswith("South is playing") and ex[0].answer.startswith("NO!")
     assert ex[1].laws == ["45C4b"] and "16D" in ex[1].cites
     assert rep.examples == 2
+
+
+def _law(laws: list[str], text: str, lang: str = "en", title: str = "LAW 46 – CALL FROM DUMMY") -> Passage:
+    return Passage(id=text[:8], doc="d", page=1, page_end=None, lang=lang, kind="law_text",
+                   title=f"{title} · {laws[0]}", text=text, laws=laws)
+
+
+PARAGRAPH = "If declarer calls a card that is not in dummy the call is void and declarer may designate any legal card."
+
+
+def test_elided_quote_takes_the_address_its_words_have_elsewhere():
+    full = _law(["46B4"], f"4. {PARAGRAPH}")
+    quote = _law(["46"], f"LAW 46 – CALL FROM DUMMY\n[. . .]\n4. {PARAGRAPH}")
+    assert complete_quotes([quote, full]) == 1
+    assert quote.laws == ["46B4"] and quote.title.endswith("· 46B4")
+    assert complete_quotes([quote, full]) == 0, "idempotent"
+
+
+def test_elided_quote_left_alone_without_a_clear_match():
+    other_lang = _law(["46B4"], f"4. {PARAGRAPH}", lang="it")
+    other_law = _law(["47B"], f"4. {PARAGRAPH}")
+    different = _law(["46B3"], "If declarer designates a rank but not a suit he is deemed to have called that rank.")
+    quote = _law(["46"], f"4. {PARAGRAPH}")
+    assert complete_quotes([quote, other_lang, other_law, different]) == 0
+    assert quote.laws == ["46"]
+    # two deeper matches that disagree: their common ancestor, when deeper than the quote
+    a, b = _law(["46B4"], PARAGRAPH), _law(["46B5"], PARAGRAPH)
+    assert complete_quotes([quote, a, b]) == 1 and quote.laws == ["46B"]
 
 
 def test_classify_refs_negation_and_pointers():

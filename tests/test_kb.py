@@ -81,6 +81,12 @@ def test_law_view_side_by_side(kb):
     assert not kb.law("99Z").exists and kb.law("Law 93H").exists is False
 
 
+def test_elided_lecture_quotes_carry_their_full_address(kb):
+    """The lecture's "LAW 46 […] 4. If declarer calls a card that is not in dummy" sits under 46B4."""
+    quotes = [h for h in kb.law("46B4").by_lang.get("en", []) if "not in dummy" in h.text]
+    assert len({h.page for h in quotes}) >= 2, "the page-14 paragraph and its elided quote on page 10"
+
+
 def test_examples_by_prefix_in_order(kb):
     ex46 = kb.examples("46")
     docs = {h.doc for h in ex46}
