@@ -52,9 +52,10 @@ def passage_terms(title: str, text: str, lang: str, laws: list[str]) -> tuple[st
 
 
 def query_words(query: str, lang: str) -> list[str]:
-    """Distinct stemmed words of the query in its own language."""
+    """Distinct stemmed words of the query in its own language, less what it says did not happen."""
     seen: set[str] = set()
-    return [t for t in content_tokens(query, lang) if not (t in seen or seen.add(t))]
+    text = default_glossary().without_negated(query)
+    return [t for t in content_tokens(text, lang) if not (t in seen or seen.add(t))]
 
 
 def query_concepts(query: str, refs: list[str] | None = None) -> list[str]:

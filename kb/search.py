@@ -164,6 +164,7 @@ def dense_queries(q: str, qlang: str, w: Weights, encode: Callable[[list[str]], 
     are sums of vectors embedded at build time. Without, their texts are embedded (the exact path).
     """
     glossary = default_glossary()
+    q = glossary.without_negated(q)  # the model cannot read "no revoke" as the absence of one
     others = [lg for lg in ("it", "en", "el") if lg != qlang]
     exp = glossary.expand(q, others) if w.dense_expand else ""
     targets = [lg for lg in others if w.dense_target and len(glossary.expand(q, (lg,)).split()) >= 3]

@@ -346,3 +346,36 @@ def test_matching_a_long_text_runs(g):
     hits = g.match(text)
     assert len(hits) > 500
     assert {"declarer", "revoke", "established_revoke", "penalty_card"} <= {h.concept.id for h in hits}
+
+
+@pytest.mark.parametrize("text", [
+    "there was no revoke", "it is not a revoke", "non c'è renonce", "senza renonce", "χωρίς ρενόνς",
+    "il n'y a pas de renonce", "kein Revoke", "no hay renuncio",
+])
+def test_negated_concepts_say_what_did_not_happen(g, text):
+    hits = [h for h in g.match(text) if h.concept.id == "revoke"]
+    assert hits and all(h.negated for h in hits)
+    assert "revoke" not in g.concept_ids(text)
+    assert not set(g.laws_for(text)) & {"61", "62", "63", "64"}
+    assert "renonce" not in g.expand(text, ("it",)).lower()
+
+
+@pytest.mark.parametrize("text", [
+    "East revoked", "he did not notice the revoke", "the revoke was not established", "not. Revoke", "No, a revoke",
+])
+def test_only_a_negating_word_right_before_negates(g, text):
+    assert "revoke" in g.concept_ids(text)
+
+
+def test_without_negated_blanks_only_the_negated_mention(g):
+    text = "Un difensore vuole riprendere la carta, non c'è renonce."
+    out = g.without_negated(text)
+    assert len(out) == len(text) and "renonce" not in out and "difensore" in out
+    assert g.without_negated("East revoked") == "East revoked"
+
+
+def test_negated_words_left_out_of_the_lexical_query():
+    from kb.lexical import query_words
+
+    assert not any(w.startswith("renon") for w in query_words("La carta è giocata, non c'è renonce.", "it"))
+    assert any(w.startswith("renon") for w in query_words("La carta è giocata: renonce!", "it"))

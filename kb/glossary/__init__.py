@@ -64,6 +64,39 @@ _CACHE_MAX = 100_000  # folded tokens whose candidate entries are remembered
 _GROWTH_FINALS = frozenset("sn" "σν")
 
 
+# What did NOT happen ("no revoke", "non c'è renonce", "χωρίς ρενόνς", "pas de renonce", "kein Revoke")
+# must not pull a search towards its laws. A concept is negated when a negating determiner stands right
+# before it (articles may come between), or a negated copula ("is not a", "non c'è", "il n'y a pas de").
+# Negated verbs ("did not lead") are left alone: there the concept is usually the situation itself.
+_NO = frozenset(fold(w) for w in (
+    "no without senza nessun nessuna nessuno χωρίς κανένα καμία κανένας sans aucun aucune kein keine keinen "
+    "keiner keinem ohne sin ningún ninguna geen zonder").split())
+_NOT = frozenset(fold(w) for w in "not non δεν pas nicht niet no".split())
+_BE = frozenset(fold(w) for w in (
+    "is was were be been c è ci era fu stata stato sono υπάρχει υπήρξε ήταν είναι y a ist war gibt gab es hay "
+    "hubo había fue is er").split())
+_ARTICLES = frozenset(fold(w) for w in (
+    "a an any the un una uno une des de d du la il lo l le les ein eine einen einem der die das el los las "
+    "ένα μια ενός το η ο een het").split())
+_SENTENCE_BREAK = re.compile(r"[.,;:!?()\"«»\u2013\u2014]")
+
+
+def _negated(toks: list[tuple[int, int, str]], i: int, text: str) -> bool:
+    """Whether the concept starting at token ``i`` is negated (see _NO, _NOT)."""
+    j, between = i - 1, []
+    while j >= 0 and len(between) < 3 and (toks[j][2] in _ARTICLES or toks[j][2] in _BE):
+        between.append(toks[j][2])
+        j -= 1
+    if j < 0 or _SENTENCE_BREAK.search(text, toks[j][1], toks[i][0]):
+        return False
+    cue = toks[j][2]
+    if cue in _NO and not any(w in _BE for w in between):
+        return True
+    if cue in _NOT:
+        return any(w in _BE for w in between) or (j > 0 and toks[j - 1][2] in _BE)
+    return False
+
+
 class GlossaryError(ValueError):
     """Invalid glossary data; the message names the file and the concept."""
 
@@ -93,6 +126,7 @@ class ConceptHit:
     start: int
     end: int
     weak: bool = False
+    negated: bool = False  # "no revoke": what did not happen (see _negated)
 
 
 @dataclass(frozen=True)
@@ -307,10 +341,18 @@ class Glossary:
                 continue
             size = best_key[0]
             start, end = toks[i][0], toks[i + size - 1][1]
+            negated = _negated(toks, i, text)
             for t in best.targets:
-                hits.append(ConceptHit(t.concept, t.lang, t.term, start, end, t.weak))
+                hits.append(ConceptHit(t.concept, t.lang, t.term, start, end, t.weak, negated))
             i += size
         return hits
+
+    def without_negated(self, text: str) -> str:
+        """``text`` with its negated concept mentions blanked out ("non c'è renonce" searches no revoke)."""
+        spans = [(h.start, h.end) for h in self.match(text) if h.negated]
+        for start, end in reversed(spans):
+            text = text[:start] + " " * (end - start) + text[end:]
+        return text
 
     def _strong_concepts(self, text: str, include_weak: bool) -> list[Concept]:
         """Cached for short texts: a search asks about its query several times (expansion, concepts, laws)."""
@@ -319,7 +361,7 @@ class Glossary:
         if found is None:
             out: dict[str, Concept] = {}
             for hit in self.match(text):
-                if include_weak or not hit.weak:
+                if (include_weak or not hit.weak) and not hit.negated:
                     out.setdefault(hit.concept.id, hit.concept)
             found = list(out.values())
             if len(text) <= 2000:
