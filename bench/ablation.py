@@ -30,7 +30,7 @@ CONFIGS: dict[str, Weights] = {
     "- dense per-language ranks": replace(BASE, dense_lang=0.0),
     "- dense target-language queries": replace(BASE, dense_target=0.0),
     "embedded glossary texts instead of composed concept vectors": replace(BASE, compose=False),
-    "- document-side expansion": BASE,  # same weights, on a KB built without it (built aside, once)
+    "+ document-side expansion": BASE,  # same weights, on a KB built with it (built aside, once)
     "+ law evidence (0.5)": replace(BASE, law_evidence=0.5),
     "- untagged/generic priors": replace(BASE, untagged=1.0, generic=1.0),
     "- kind prior": replace(BASE, kind_prior={}),
@@ -58,23 +58,23 @@ def main() -> int:
     args = ap.parse_args()
     kb = KnowledgeBase.open(args.kb_dir)
     names = args.only.split(",") if args.only else list(CONFIGS)
-    noexp = None
-    if "- document-side expansion" in names:
+    withexp = None
+    if "+ document-side expansion" in names:
         import tempfile
 
         from kb.build import build
         from kb.store import default_corpus_dir
 
-        tmp = Path(tempfile.mkdtemp(prefix="kb-noexp-"))
-        build(default_corpus_dir(), tmp, doc_expansion=False)
-        noexp = KnowledgeBase.open(tmp)
+        tmp = Path(tempfile.mkdtemp(prefix="kb-docexp-"))
+        build(default_corpus_dir(), tmp, doc_expansion=True)
+        withexp = KnowledgeBase.open(tmp)
     for f in args.files:
         qs = load_questions(f)
         print(f"\n{f} ({len(qs)} questions)\n")
         print("| configuration | section R@5 | law R@5 | section MRR@10 | cross-language section R@5 (n) |")
         print("|---|---|---|---|---|")
         for name in names:
-            target = noexp if name == "- document-side expansion" else kb
+            target = withexp if name == "+ document-side expansion" else kb
             print(row(name, evaluate(target, qs, weights=CONFIGS[name])), flush=True)
     return 0
 

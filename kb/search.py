@@ -53,7 +53,7 @@ class Weights:
     inferred_weight: float = 0.5
     diversity: float = 0.8  # each earlier hit on the same law section multiplies a later one's score
     ref_boost: float = 1.0  # passages about a law named in the query
-    concept_laws: float = 0.2  # lift for passages on the laws the query's glossary concepts relate to
+    concept_laws: float = 0.3  # lift for passages on the laws the query's glossary concepts relate to
     compose: bool = True  # glossary dense queries composed from concept vectors (conceptvec.py), not embedded
 
 
