@@ -153,9 +153,9 @@ class KnowledgeBase:
             notices.append("no such law in the knowledge base: " + ", ".join(missing))
         stem_lang = qlang if qlang != "und" else "en"
         words = query_words(q, stem_lang)
-        if w.expand:
-            exp = default_glossary().expand(q, ("it", "en", "el"))
+        if w.expand:  # each language's renderings analysed as that language (stemmer, stopwords)
             for lg in ("it", "en", "el"):
+                exp = default_glossary().expand(q, (lg,))
                 words += [t for t in query_words(exp, lg) if t not in words]
         n = CANDIDATES_FOR(k)
         lists: list[tuple[list[int], float]] = [
