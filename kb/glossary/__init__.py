@@ -64,13 +64,14 @@ _CACHE_MAX = 100_000  # folded tokens whose candidate entries are remembered
 _GROWTH_FINALS = frozenset("sn" "σν")
 
 
-# What did NOT happen ("no revoke", "non c'è renonce", "χωρίς ρενόνς", "pas de renonce", "kein Revoke")
-# must not pull a search towards its laws. A concept is negated when a negating determiner stands right
-# before it (articles may come between), or a negated copula ("is not a", "non c'è", "il n'y a pas de").
-# Negated verbs ("did not lead") are left alone: there the concept is usually the situation itself.
+# What did NOT happen ("no revoke", "non c'è renonce", "pas de renonce", "kein Revoke") must not pull a
+# search towards its laws. A concept is negated when a negating determiner stands right before it
+# (articles may come between), or a negated copula ("is not a", "non c'è", "il n'y a pas de").
+# Negated verbs ("did not lead") and "without" ("senza nominare la carta", "χωρίς χρώμα") are left
+# alone: there the missing action is usually the irregularity itself (an incomplete designation).
 _NO = frozenset(fold(w) for w in (
-    "no without senza nessun nessuna nessuno χωρίς κανένα καμία κανένας sans aucun aucune kein keine keinen "
-    "keiner keinem ohne sin ningún ninguna geen zonder").split())
+    "no nessun nessuna nessuno κανένα καμία κανένας aucun aucune kein keine keinen keiner keinem ningún "
+    "ninguna geen").split())
 _NOT = frozenset(fold(w) for w in "not non δεν pas nicht niet no".split())
 _BE = frozenset(fold(w) for w in (
     "is was were be been c è ci era fu stata stato sono υπάρχει υπήρξε ήταν είναι y a ist war gibt gab es hay "
