@@ -80,6 +80,7 @@ class KnowledgeBase:
         self._local = threading.local()
         self.weights = Weights()
         self._cvecs: dict[Path, ConceptVectors | None] = {}
+        self._tag_cache: tuple[Path, dict[int, Tags]] = (gen.path, {})
 
     # ------------------------------------------------------------ opening
     @classmethod
@@ -123,6 +124,17 @@ class KnowledgeBase:
                 if gen.path not in self._cvecs:
                     self._cvecs = {gen.path: ConceptVectors.load(self._conn(gen))}
         return self._cvecs[gen.path]
+
+    def _tags(self, gen: Generation, conn, rowids: list[int]) -> dict[int, Tags]:
+        """Candidates' tags, remembered per generation: the same passages come back search after search."""
+        path, cache = self._tag_cache
+        if path != gen.path or len(cache) > TAG_CACHE_MAX:
+            cache = {}
+            self._tag_cache = (gen.path, cache)
+        missing = [r for r in rowids if r not in cache]
+        if missing:
+            cache.update(_tags(conn, missing))
+        return {r: cache[r] for r in rowids if r in cache}
 
     def embedder(self):
         if self._embedder is None and self._gen.manifest.get("model"):
@@ -168,7 +180,7 @@ class KnowledgeBase:
             dense_lists = list(zip(dense_candidates(gen.index, qvecs, n), weights, strict=True))
         if refs:  # passages about the named laws are candidates even if the words don't match
             lists.append((_ref_rows(conn, refs), 1.0))
-        tags = _tags(conn, list({rid for lst, _ in lists + dense_lists for rid in lst}))
+        tags = self._tags(gen, conn, list({rid for lst, _ in lists + dense_lists for rid in lst}))
         lists += dense_lists
         if w.dense_lang and dense_lists:
             lists += [(sub, w.dense_lang) for sub in by_language(dense_lists[0][0], tags)]
@@ -337,6 +349,9 @@ def _ref_rows(conn, refs: list[str]) -> list[int]:
                                    "ORDER BY rowid", _under(ref)):
             out.setdefault(rid)
     return list(out)
+
+
+TAG_CACHE_MAX = 200_000  # passages whose ranking tags a process keeps (~0.3 KB each)
 
 
 def _tags(conn, rowids: list[int]) -> dict[int, Tags]:

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import heapq
 import re
 import sqlite3
 from collections import defaultdict
@@ -330,24 +331,28 @@ def diversify(scored: list[tuple[int, float]], tags, factor: float, depth: int =
     """Greedy re-rank: a passage on a law section already shown loses a share of its score, so the
     first screen covers the plausible sections instead of five passages on one.
 
-    Greedy for the first `depth` places (the pages anyone reads); the tail keeps its order."""
-    keys = {}
+    Greedy for the first `depth` places (the pages anyone reads); the tail keeps its order. Lazy:
+    a score only ever falls, so a popped entry whose section gained no hit since it was scored is
+    the best one (ties keep the input order)."""
+    keys = []
     for rid, _ in scored:
         laws = tags[rid].laws or list(tags[rid].inferred)
-        keys[rid] = _section(laws[0]) if laws else f"#{rid}"
+        keys.append(_section(laws[0]) if laws else f"#{rid}")
     seen: dict[str, int] = {}
-    pool = list(scored)
+    heap = [(-s, i, 0) for i, (_, s) in enumerate(scored)]
+    heapq.heapify(heap)
     out: list[tuple[int, float]] = []
-    while pool and len(out) < depth:
-        best_i, best_s = 0, float("-inf")
-        for i, (rid, s) in enumerate(pool[:50]):
-            adj = s * factor ** seen.get(keys[rid], 0)
-            if adj > best_s:
-                best_i, best_s = i, adj
-        rid, _ = pool.pop(best_i)
-        seen[keys[rid]] = seen.get(keys[rid], 0) + 1
-        out.append((rid, best_s))
-    return out + pool
+    taken: set[int] = set()
+    while heap and len(out) < depth:
+        neg, i, count = heapq.heappop(heap)
+        now = seen.get(keys[i], 0)
+        if now != count:  # its section was shown since: score it again
+            heapq.heappush(heap, (-scored[i][1] * factor ** now, i, now))
+            continue
+        seen[keys[i]] = now + 1
+        taken.add(i)
+        out.append((scored[i][0], -neg))
+    return out + [x for i, x in enumerate(scored) if i not in taken]
 
 
 # ---------------------------------------------------------------- snippets
@@ -357,45 +362,43 @@ _SENT = re.compile(r"(?<=[.!?;:])\s+")
 
 def snippet(text: str, query_words: set[str], lang: str, width: int = 260) -> str:
     """The window of the passage with most query words, those words marked **like this**."""
-    body = " ".join(ln for ln in text.split("\n") if not ln.lstrip().startswith(("♠", "♥", "♦", "♣")))
-    body = re.sub(r"\s+", " ", body).strip()
+    body, tokens = _body_tokens(text, lang)
     if not body:
         return ""
     stems = set(stem_words(sorted(query_words), lang)) | query_words
-    memo: dict[str, bool] = {}
-
-    def matches(word: str) -> bool:
-        m = memo.get(word)
-        if m is None:
-            m = memo[word] = _matches(word, stems, lang)
-        return m
-
-    tokens = list(re.finditer(r"[^\W_]+", body))
-    hits = [m for m in tokens if matches(m.group(0))]
+    hit = [bool(k) and (k[0] in stems or k[1] in stems) for _, _, k in tokens]
+    hits = [t for t, h in zip(tokens, hit, strict=True) if h]
     if hits:
         # the window starting at a hit that covers most hits (two pointers: linear in the hits)
-        best_start, best_n, j = hits[0].start(), 0, 0
+        best_start, best_n, j = hits[0][0], 0, 0
         for i, h in enumerate(hits):
             j = max(j, i)
-            while j + 1 < len(hits) and hits[j + 1].start() < h.start() + width:
+            while j + 1 < len(hits) and hits[j + 1][0] < h[0] + width:
                 j += 1
             if j - i + 1 > best_n:
-                best_start, best_n = h.start(), j - i + 1
+                best_start, best_n = h[0], j - i + 1
         start = max(0, body.rfind(" ", 0, max(0, best_start - 40)) + 1)
     else:
         start = 0
     end = min(len(body), start + width)
     if end < len(body):
         end = body.rfind(" ", start, end) if body.rfind(" ", start, end) > start else end
-    piece = body[start:end]
-    marked = re.sub(r"[^\W_]+", lambda m: f"**{m.group(0)}**" if matches(m.group(0)) else m.group(0),
-                    piece)
-    return ("…" if start > 0 else "") + marked + ("…" if end < len(body) else "")
+    parts, pos = [], start
+    for (t0, t1, _), h in zip(tokens, hit, strict=True):
+        if h and t0 >= start and t1 <= end:
+            parts += [body[pos:t0], "**", body[t0:t1], "**"]
+            pos = t1
+    parts.append(body[pos:end])
+    return ("…" if start > 0 else "") + "".join(parts) + ("…" if end < len(body) else "")
 
 
-def _matches(word: str, stems: set[str], lang: str) -> bool:
-    keys = _word_keys(word, lang)
-    return bool(keys) and (keys[0] in stems or keys[1] in stems)
+@lru_cache(maxsize=8192)
+def _body_tokens(text: str, lang: str) -> tuple[str, list[tuple[int, int, tuple[str, str] | tuple[()]]]]:
+    """A passage's prose on one line (no deal diagram lines) and its words with their (folded, stemmed)
+    keys. Cached: the same passages come back search after search."""
+    body = " ".join(ln for ln in text.split("\n") if not ln.lstrip().startswith(("♠", "♥", "♦", "♣")))
+    body = re.sub(r"\s+", " ", body).strip()
+    return body, [(m.start(), m.end(), _word_keys(m.group(0), lang)) for m in re.finditer(r"[^\W_]+", body)]
 
 
 @lru_cache(maxsize=1 << 16)

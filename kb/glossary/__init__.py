@@ -236,6 +236,7 @@ class Glossary:
         self._root = _Node()
         self._step_cache: dict[str, list[tuple[_Node, bool]]] = {}
         self._concepts_cache: dict[tuple[str, bool], list[Concept]] = {}
+        self._match_cache: dict[str, list[ConceptHit]] = {}
         self._compile()
 
     # ------------------------------------------------------------------ loading
@@ -313,7 +314,18 @@ class Glossary:
 
         At each word the longest term starting there wins (ties: more exactly-equal words); a word
         sequence shared by several concepts yields one hit per concept, with the same span.
+        Cached for short texts: a search asks about its query several times.
         """
+        if len(text) > 2000:
+            return self._match(text)
+        found = self._match_cache.get(text)
+        if found is None:
+            if len(self._match_cache) >= 256:
+                self._match_cache.clear()
+            found = self._match_cache[text] = self._match(text)
+        return list(found)
+
+    def _match(self, text: str) -> list[ConceptHit]:
         toks = _tokens(text)
         n = len(toks)
         hits: list[ConceptHit] = []
