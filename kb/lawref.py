@@ -600,9 +600,18 @@ class RefMatch:
 
 def find_refs(text: str) -> list[RefMatch]:
     """Every law reference in `text`, in order of appearance, one per occurrence (tagging, highlighting)."""
-    p = _Parser(text)
-    hits, _ = p.scan()
+    p, hits, _ = _scanned(text) if len(text) <= 2000 else _scan(text)
     return [RefMatch(h.ref, p.toks[h.first].start, p.toks[h.end - 1].end) for h in hits]
+
+
+def _scan(text: str) -> tuple[_Parser, list[_Hit], list[tuple[int, int]]]:
+    p = _Parser(text)
+    hits, covered = p.scan()
+    return p, hits, covered
+
+
+# A search parses its query several times (references, address-only check, hints): short texts cached.
+_scanned = functools.lru_cache(maxsize=1024)(_scan)
 
 
 def parse_refs(text: str) -> list[str]:
@@ -637,8 +646,7 @@ def address_query(q: str) -> list[str] | None:
 
     A query that is only addresses should jump to those laws rather than go through text search.
     """
-    p = _Parser(q)
-    hits, covered = p.scan()
+    p, hits, covered = _scanned(q) if len(q) <= 2000 else _scan(q)
     if hits:
         inside = {k for a, b in covered for k in range(a, b)}
         for k, t in enumerate(p.toks):

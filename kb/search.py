@@ -279,6 +279,13 @@ def rank(cands: dict[int, Candidate], tags: dict[int, Tags], refs: list[str], w:
     ev = law_evidence(cands, tags, w) if w.law_evidence else {}
     top_ev = max(ev.values()) if ev else 1.0
     unit = 1 / (w.rrf_k + 1)  # the score of a first-ranked candidate in one list
+    hint_of: dict[str, float] = {}  # candidates share laws: each law against the hints once
+
+    def hint(law: str) -> float:
+        v = hint_of.get(law)
+        if v is None:
+            v = hint_of[law] = max((_hint_match(law, h) for h in hints or ()), default=0.0)
+        return v
     scored = []
     for rid, c in cands.items():
         t = tags[rid]
@@ -293,8 +300,7 @@ def rank(cands: dict[int, Candidate], tags: dict[int, Tags], refs: list[str], w:
             best = max((ev.get(law, 0.0) for law in own), default=0.0)
             s += w.law_evidence * (best / top_ev) * unit
         if hints and w.concept_laws:
-            s *= 1.0 + w.concept_laws * max((_hint_match(law, h) for law in laws or inferred for h in hints),
-                                            default=0.0)
+            s *= 1.0 + w.concept_laws * max((hint(law) for law in laws or inferred), default=0.0)
         if refs:
             s += w.ref_boost * max((_ref_match(law, r) for law in laws for r in refs), default=0.0)
         scored.append((rid, s))
