@@ -280,11 +280,15 @@ def rank(cands: dict[int, Candidate], tags: dict[int, Tags], refs: list[str], w:
     top_ev = max(ev.values()) if ev else 1.0
     unit = 1 / (w.rrf_k + 1)  # the score of a first-ranked candidate in one list
     hint_of: dict[str, float] = {}  # candidates share laws: each law against the hints once
+    by_number: dict[int, list[str]] = {}  # only a hint on the same law number can match
+    for h in hints or ():
+        by_number.setdefault(lawref.parts(h)[0], []).append(h)
 
     def hint(law: str) -> float:
         v = hint_of.get(law)
         if v is None:
-            v = hint_of[law] = max((_hint_match(law, h) for h in hints or ()), default=0.0)
+            same = by_number.get(lawref.parts(law)[0], ())
+            v = hint_of[law] = max((_hint_match(law, h) for h in same), default=0.0)
         return v
     scored = []
     for rid, c in cands.items():
