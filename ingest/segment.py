@@ -118,7 +118,8 @@ class _LawCursor:
         self.section: str | None = None
         self.digit: str | None = None
         self.sub: str | None = None
-        self.free = True  # after "[. . .]" any number may come next
+        self.free = True  # at the start, and after "[. . .]", any number may come next
+        self.elided = False  # a "[. . .]" was seen: a bare "(b)" may continue an omitted paragraph
 
     def address(self) -> str:
         return f"{self.law}{self.section or ''}{self.digit or '' if self.section else ''}" \
@@ -145,7 +146,9 @@ class _LawCursor:
                     return "sub", sm.group(2) or ""
                 return "digit", rest
         m = _SUB.match(t)
-        if m and (self.digit or self.free):
+        # Right under a heading, a bare "b)" with nothing elided is an answer item ("- b) According to
+        # Law 45C2 …"), not a sub-paragraph of a law quoted without its numbering.
+        if m and (self.digit or self.free and (self.elided or self.section or t.startswith("("))):
             s = GREEK_SUB.get(m.group(1), m.group(1))
             if self.free or (self.sub is None and s == "a") or (self.sub and ord(s) == ord(self.sub) + 1):
                 self.sub, self.free = s, False
@@ -258,7 +261,7 @@ class _Segmenter:
 
         if self.cur.kind == "law_text" and self.cursor:
             if _ELLIPSIS.match(t):
-                self.cursor.free = True
+                self.cursor.free = self.cursor.elided = True
                 return
             step = self.cursor.step(text)
             if step:

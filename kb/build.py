@@ -30,7 +30,7 @@ from .conceptvec import concept_texts
 from .lexical import passage_terms
 from .store import DocumentRow, Generation, GenerationWriter, current_generation, row_to_passage
 
-PIPELINE_VERSION = "2026-11-22.2"  # bump when segmentation/tagging changes: forces re-ingest of every file
+PIPELINE_VERSION = "2026-11-22.3"  # bump when segmentation/tagging changes: forces re-ingest of every file
 
 Progress = Callable[[str, int, int, str], None]
 

@@ -86,6 +86,23 @@ def test_english_quoted_law_text_and_examples():
     assert rep.examples == 2
 
 
+ANSWER_AFTER_QUOTE = """LAW 45 CARD PLAYED
+1
+A defender shows a card and puts it back; then declarer drops one. TD!
+- a) The defender's card is played: Law 45C1. Law 49 applies too.
+LAW 49 - EXPOSURE OF A DEFENDER'S CARDS
+Except in the normal course of play, a defender's card whose face his partner could see is a penalty card.
+- b) According to Law 45C2 this is not a played card."""
+
+
+def test_answer_item_after_a_quoted_law_returns_to_the_example():
+    ps, _ = document_passages(_doc(ANSWER_AFTER_QUOTE), CatalogEntry(file="t.txt", languages=["en"]))
+    law49 = next(p for p in ps if p.kind == "law_text" and p.laws == ["49"])
+    assert "According to" not in law49.text
+    ex = next(p for p in ps if p.kind == "example")
+    assert "b) According to Law 45C2" in ex.text
+
+
 def _law(laws: list[str], text: str, lang: str = "en", title: str = "LAW 46 – CALL FROM DUMMY") -> Passage:
     return Passage(id=text[:8], doc="d", page=1, page_end=None, lang=lang, kind="law_text",
                    title=f"{title} · {laws[0]}", text=text, laws=laws)
