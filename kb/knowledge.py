@@ -81,6 +81,7 @@ class KnowledgeBase:
         self.weights = Weights()
         self._cvecs: dict[Path, ConceptVectors | None] = {}
         self._tag_cache: tuple[Path, dict[int, Tags]] = (gen.path, {})
+        self._also_cache: tuple[Path, dict[tuple[str, str], list[AlsoIn]]] = (gen.path, {})
 
     # ------------------------------------------------------------ opening
     @classmethod
@@ -135,6 +136,20 @@ class KnowledgeBase:
         if missing:
             cache.update(_tags(conn, missing))
         return {r: cache[r] for r in rowids if r in cache}
+
+    def _also_in(self, conn, lang: str, laws: list[str]) -> list[AlsoIn]:
+        """`also_in` of a passage depends on its primary law and language only: remembered per generation."""
+        if not laws:
+            return []
+        path, cache = self._also_cache
+        if path != self._gen.path or len(cache) > ALSO_CACHE_MAX:
+            cache = {}
+            self._also_cache = (self._gen.path, cache)
+        key = (laws[0], lang)
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = _also_in(conn, lang, laws)
+        return list(found)
 
     def embedder(self):
         if self._embedder is None and self._gen.manifest.get("model"):
@@ -211,7 +226,7 @@ class KnowledgeBase:
                    kind=r["kind"], title=r["title"], laws=laws, cites=json.loads(r["cites"]),
                    inferred=json.loads(r["inferred"]), score=round(float(score), 6), text=r["text"],
                    snippet=snippet(r["text"], qwords or set(), r["lang"]),
-                   also_in=_also_in(conn, r["rowid"], r["lang"], laws or list(json.loads(r["inferred"]))),
+                   also_in=self._also_in(conn, r["lang"], laws or list(json.loads(r["inferred"]))),
                    example_no=r["example_no"], question=r["question"], answer=r["answer"],
                    deal=json.loads(r["deal"]) if r["deal"] else None)
 
@@ -352,6 +367,7 @@ def _ref_rows(conn, refs: list[str]) -> list[int]:
 
 
 TAG_CACHE_MAX = 200_000  # passages whose ranking tags a process keeps (~0.3 KB each)
+ALSO_CACHE_MAX = 20_000  # (law, language) pairs whose `also_in` a process keeps
 
 
 def _tags(conn, rowids: list[int]) -> dict[int, Tags]:
@@ -405,7 +421,7 @@ def _filters(lang, kind, law, doc):
     return ok
 
 
-def _also_in(conn, rowid: int, lang: str, laws: list[str]) -> list[AlsoIn]:
+def _also_in(conn, lang: str, laws: list[str]) -> list[AlsoIn]:
     """Passages in other languages about the same (primary) law or a law under it, in document order.
 
     The tagged rowids come in order from the law index alone; passages are then read a few dozen at
