@@ -137,14 +137,15 @@ class KnowledgeBase:
             cache.update(_tags(conn, missing))
         return {r: cache[r] for r in rowids if r in cache}
 
-    def _also_in(self, conn, lang: str, laws: list[str]) -> list[AlsoIn]:
-        """`also_in` of a passage depends on its primary law and language only: remembered per generation."""
+    def _also_in(self, gen: Generation, conn, lang: str, laws: list[str]) -> list[AlsoIn]:
+        """`also_in` of a passage depends on its primary law and language only: remembered per generation
+        (the one the search started on: a refresh may swap generations meanwhile)."""
         if not laws:
             return []
         path, cache = self._also_cache
-        if path != self._gen.path or len(cache) > ALSO_CACHE_MAX:
+        if path != gen.path or len(cache) > ALSO_CACHE_MAX:
             cache = {}
-            self._also_cache = (self._gen.path, cache)
+            self._also_cache = (gen.path, cache)
         key = (laws[0], lang)
         found = cache.get(key)
         if found is None:
@@ -213,20 +214,20 @@ class KnowledgeBase:
             for rid, score in page:
                 r = rows[rid]
                 if filt(r):
-                    hits.append(self._hit(conn, r, score, qwords))
+                    hits.append(self._hit(gen, conn, r, score, qwords))
                 if len(hits) >= k:
                     break
             if len(hits) >= k:
                 break
         return SearchResult(q, qlang, refs, hits, notices, law_only)
 
-    def _hit(self, conn, r, score: float, qwords: set[str] | None = None) -> Hit:
+    def _hit(self, gen: Generation, conn, r, score: float, qwords: set[str] | None = None) -> Hit:
         laws = json.loads(r["laws"])
         return Hit(id=r["id"], doc=r["doc"], page=r["page"], page_end=r["page_end"], lang=r["lang"],
                    kind=r["kind"], title=r["title"], laws=laws, cites=json.loads(r["cites"]),
                    inferred=json.loads(r["inferred"]), score=round(float(score), 6), text=r["text"],
                    snippet=snippet(r["text"], qwords or set(), r["lang"]),
-                   also_in=self._also_in(conn, r["lang"], laws or list(json.loads(r["inferred"]))),
+                   also_in=self._also_in(gen, conn, r["lang"], laws or list(json.loads(r["inferred"]))),
                    example_no=r["example_no"], question=r["question"], answer=r["answer"],
                    deal=json.loads(r["deal"]) if r["deal"] else None)
 
@@ -240,13 +241,14 @@ class KnowledgeBase:
         if canon is None:
             return LawView(ref, False, "", [], [], {}, [], [], [], [], [],
                            message=f"'{ref}' is not a law address (try 45C4b, art. 45 C 4 b, Νόμος 45Γ4β)")
-        conn = self._conn(self._gen)
+        gen = self._gen
+        conn = self._conn(gen)
         all_laws = self.all_laws(conn)
         rows = _law_rows(conn, canon)
         by_lang: dict[str, list[Hit]] = defaultdict(list)
         examples, inferred, cited_by = [], [], []
         for r, rel in rows:
-            h = self._hit(conn, r, 0.0)
+            h = self._hit(gen, conn, r, 0.0)
             if rel == "law":
                 if h.kind == "example":
                     examples.append(h)
@@ -280,12 +282,13 @@ class KnowledgeBase:
 
     def examples(self, ref: str | None = None) -> list[Hit]:
         """Every worked example about `ref` or a sub-paragraph of it, in document and number order."""
-        conn = self._conn(self._gen)
+        gen = self._gen
+        conn = self._conn(gen)
         canon = lawref.canonical(ref) if ref else None
         if ref and canon is None:
             return []
         rows = conn.execute("SELECT * FROM passages WHERE kind = 'example' ORDER BY rowid").fetchall()
-        out = [self._hit(conn, r, 0.0) for r in rows
+        out = [self._hit(gen, conn, r, 0.0) for r in rows
                if canon is None or any(lawref.extends(x, canon) for x in json.loads(r["laws"]))]
         out.sort(key=_example_order)
         return out
@@ -310,9 +313,10 @@ class KnowledgeBase:
                              "pages, passages FROM documents ORDER BY name")]
 
     def passage(self, pid: str) -> Hit | None:
-        conn = self._conn(self._gen)
+        gen = self._gen
+        conn = self._conn(gen)
         r = conn.execute("SELECT * FROM passages WHERE id = ?", (pid,)).fetchone()
-        return self._hit(conn, r, 0.0) if r else None
+        return self._hit(gen, conn, r, 0.0) if r else None
 
     def stats(self) -> Stats:
         conn = self._conn(self._gen)
