@@ -175,7 +175,7 @@ def test_also_in_in_document_order_other_languages(tmp_path):
             if key not in seen:
                 seen.add(key)
                 want.append((r["id"], r["law"]))
-        got = _also_in(conn, 0, "it", [primary])
+        got = _also_in(conn, "it", [primary])
         assert [(a.id, a.law) for a in got] == want[:6]
         assert all(a.lang != "it" for a in got)
 
