@@ -402,7 +402,7 @@ def snippet(text: str, query_words: set[str], lang: str, width: int = 260) -> st
     return ("…" if start > 0 else "") + "".join(parts) + ("…" if end < len(body) else "")
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=2048)  # ~14 KB a passage: at most ~30 MB
 def _body_tokens(text: str, lang: str) -> tuple[str, list[tuple[int, int, tuple[str, str] | tuple[()]]]]:
     """A passage's prose on one line (no deal diagram lines) and its words with their (folded, stemmed)
     keys. Cached: the same passages come back search after search."""
