@@ -40,3 +40,22 @@ def test_diversify_spreads_sections_and_keeps_everything():
     assert sorted(r for r, _ in out) == [1, 2, 3, 4]
     tail = diversify(scored, tags, 0.8, depth=1)
     assert [r for r, _ in tail] == [1, 2, 4, 3]  # past `depth` the order is kept
+
+
+def test_dense_query_drops_cards_and_what_did_not_happen():
+    import numpy as np
+
+    from kb.search import dense_queries
+
+    seen: list[str] = []
+
+    def encode(texts):
+        seen.extend(texts)
+        return np.ones((len(texts), 4), np.float32)
+
+    dense_queries("In 4♠ East ruffed the ♣4 with the ♠7; there was no revoke.", "en",
+                  replace(Weights(), dense_target=0.0), encode)
+    assert seen == ["In East ruffed the with the there was no ."]
+    seen.clear()
+    dense_queries("♠ ♥", "en", replace(Weights(), dense_target=0.0), encode)
+    assert seen == ["♠ ♥"], "nothing but symbols: the question as typed"
