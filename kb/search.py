@@ -165,8 +165,7 @@ def dense_queries(q: str, qlang: str, w: Weights, encode: Callable[[list[str]], 
     are sums of vectors embedded at build time. Without, their texts are embedded (the exact path).
     """
     glossary = default_glossary()
-    q = glossary.without_negated(q)  # the model cannot read "no revoke" as the absence of one
-    q = _without_cards(q)
+    q = dense_text(q)
     others = [lg for lg in ("it", "en", "el") if lg != qlang]
     exp = glossary.expand(q, others) if w.dense_expand else ""
     targets = [lg for lg in others if w.dense_target and len(glossary.expand(q, (lg,)).split()) >= 3]
@@ -193,13 +192,20 @@ def dense_queries(q: str, qlang: str, w: Weights, encode: Callable[[list[str]], 
 
 
 _CARD = re.compile(r"\S*[♠♥♦♣]\S*")
+SEATS = frozenset({"north", "east", "south", "west"})  # glossary concepts that name a seat, not a role
 
 
-def _without_cards(q: str) -> str:
-    """The question less its cards and contracts written with suit symbols (♠7, 4♥, ♣AK): they say
-    nothing about the rule, and draw the question's vector towards deal-heavy worked examples of
-    any rule (dev unchanged, tune section R@5 0.67 → 0.69, cross-language 0.71 → 0.75)."""
-    out = re.sub(r"\s+", " ", _CARD.sub(" ", q)).strip()
+def dense_text(q: str) -> str:
+    """What the model reads of a question: not what did not happen ("no revoke": the model cannot read
+    the negation), nor seats (North, Ovest, Δυτικός) and cards or contracts written with suit symbols
+    (♠7, 4♥). The Laws speak of declarer, dummy, defenders; seats and cards say nothing about the rule
+    and draw the vector towards deal-heavy worked examples of any rule (section R@5 / MRR@10: dev
+    0.94/0.84 → 0.94/0.85, tune 0.67/0.45 → 0.71/0.49; law R@5 on tune 0.79 → 0.83)."""
+    glossary = default_glossary()
+    text = glossary.without_negated(q)
+    for h in reversed([h for h in glossary.match(text) if h.concept.id in SEATS]):
+        text = text[:h.start] + " " + text[h.end:]
+    out = re.sub(r"\s+", " ", _CARD.sub(" ", text)).strip()
     return out or q
 
 
