@@ -33,7 +33,7 @@ CONFIGS: dict[str, Weights] = {
     "+ document-side expansion": BASE,  # same weights, on a KB built with it (built aside, once)
     "+ law evidence (0.5)": replace(BASE, law_evidence=0.5),
     "- untagged/generic priors": replace(BASE, untagged=1.0, generic=1.0),
-    "- kind prior": replace(BASE, kind_prior={}),
+    "+ kind prior (commentary 0.85)": replace(BASE, kind_prior={"commentary": 0.85}),
     "- diversity": replace(BASE, diversity=1.0),
     "- ref boost": replace(BASE, ref_boost=0.0),
     "- concept-law hints": replace(BASE, concept_laws=0.0),

@@ -47,8 +47,9 @@ class Weights:
     dense_lang: float = 0.5  # the dense list ranked within each passage language (see by_language)
     dense_target: float = 0.5  # dense queries made of the glossary expansion alone, one per other language
     law_evidence: float = 0.0  # how much a law's aggregated score lifts its passages (measured: no gain)
-    kind_prior: dict[str, float] = field(default_factory=lambda: {"law_text": 1.0, "example": 1.0,
-                                                                  "commentary": 0.85})
+    # score multiplier per passage kind; commentary at 0.85 measured a question worse on tune and
+    # held-out and no better on dev, so none (untagged passages are already ranked lower)
+    kind_prior: dict[str, float] = field(default_factory=dict)
     untagged: float = 0.6  # passages with no explicit law (only inferred) rank below tagged ones
     generic: float = 0.8  # passages tagged only with a bare law number (45) below specific ones (45C4b)
     inferred_weight: float = 0.5
@@ -324,7 +325,9 @@ def rank(cands: dict[int, Candidate], tags: dict[int, Tags], refs: list[str], w:
         if hints and w.concept_laws:
             s *= 1.0 + w.concept_laws * max((hint(law) for law in laws or inferred), default=0.0)
         if refs:
-            s += w.ref_boost * max((_ref_match(law, r) for law in laws for r in refs), default=0.0)
+            # the named law as a passage's primary tag counts fully, as a secondary one half
+            s += w.ref_boost * max((_ref_match(law, r) * (1.0 if i == 0 else 0.5)
+                                    for i, law in enumerate(laws) for r in refs), default=0.0)
         scored.append((rid, s))
     scored.sort(key=lambda x: -x[1])
     return diversify(scored, tags, w.diversity) if w.diversity < 1.0 else scored

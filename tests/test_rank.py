@@ -59,3 +59,9 @@ def test_dense_query_drops_cards_and_what_did_not_happen():
     seen.clear()
     dense_queries("♠ ♥", "en", replace(Weights(), dense_target=0.0), encode)
     assert seen == ["♠ ♥"], "nothing but symbols: the question as typed"
+
+
+def test_named_law_as_primary_tag_ranks_above_a_secondary_mention():
+    tags = {1: Tags(["47C", "45C4b"], {}, "commentary", "en"), 2: Tags(["45C4b"], {}, "law_text", "en")}
+    cands = {1: Candidate(1, 0.02), 2: Candidate(2, 0.015)}
+    assert [r for r, _ in rank(cands, tags, ["45C4b"], Weights())][0] == 2
