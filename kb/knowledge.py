@@ -80,8 +80,7 @@ class KnowledgeBase:
         self._local = threading.local()
         self.weights = Weights()
         self._cvecs: dict[Path, ConceptVectors | None] = {}
-        self._tag_cache: tuple[Path, dict[int, Tags]] = (gen.path, {})
-        self._also_cache: tuple[Path, dict[tuple[str, str], list[AlsoIn]]] = (gen.path, {})
+        self._memos: dict[str, tuple[Path, dict]] = {}
 
     # ------------------------------------------------------------ opening
     @classmethod
@@ -126,26 +125,28 @@ class KnowledgeBase:
                     self._cvecs = {gen.path: ConceptVectors.load(self._conn(gen))}
         return self._cvecs[gen.path]
 
+    def _memo(self, name: str, gen: Generation, limit: int) -> dict:
+        """A per-generation memo: the generation the search started on (a refresh may swap generations
+        meanwhile), dropped when that changes or when it outgrows `limit`."""
+        path, memo = self._memos.get(name, (None, {}))
+        if path != gen.path or len(memo) > limit:
+            memo = {}
+            self._memos[name] = (gen.path, memo)
+        return memo
+
     def _tags(self, gen: Generation, conn, rowids: list[int]) -> dict[int, Tags]:
         """Candidates' tags, remembered per generation: the same passages come back search after search."""
-        path, cache = self._tag_cache
-        if path != gen.path or len(cache) > TAG_CACHE_MAX:
-            cache = {}
-            self._tag_cache = (gen.path, cache)
+        cache = self._memo("tags", gen, TAG_CACHE_MAX)
         missing = [r for r in rowids if r not in cache]
         if missing:
             cache.update(_tags(conn, missing))
         return {r: cache[r] for r in rowids if r in cache}
 
     def _also_in(self, gen: Generation, conn, lang: str, laws: list[str]) -> list[AlsoIn]:
-        """`also_in` of a passage depends on its primary law and language only: remembered per generation
-        (the one the search started on: a refresh may swap generations meanwhile)."""
+        """`also_in` of a passage depends on its primary law and language only: remembered per generation."""
         if not laws:
             return []
-        path, cache = self._also_cache
-        if path != gen.path or len(cache) > ALSO_CACHE_MAX:
-            cache = {}
-            self._also_cache = (gen.path, cache)
+        cache = self._memo("also_in", gen, ALSO_CACHE_MAX)
         key = (laws[0], lang)
         found = cache.get(key)
         if found is None:
