@@ -202,9 +202,7 @@ def dense_text(q: str) -> str:
     (♠7, 4♥). The Laws speak of declarer, dummy, defenders; seats and cards say nothing about the rule
     and draw the vector towards deal-heavy worked examples of any rule (section R@5 / MRR@10: dev
     0.94/0.84 → 0.94/0.85, tune 0.67/0.45 → 0.71/0.49; law R@5 on tune 0.79 → 0.83)."""
-    text = q
-    for h in reversed([h for h in default_glossary().match(q) if h.negated or h.concept.id in SEATS]):
-        text = text[:h.start] + " " + text[h.end:]
+    text = default_glossary().without(q, lambda h: h.negated or h.concept.id in SEATS)
     out = re.sub(r"\s+", " ", _CARD.sub(" ", text)).strip()
     return out or q
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -75,7 +75,7 @@ _NO = frozenset(fold(w) for w in (
 _NOT = frozenset(fold(w) for w in "not non δεν pas nicht niet no".split())
 _BE = frozenset(fold(w) for w in (
     "is was were be been c è ci era fu stata stato sono υπάρχει υπήρξε ήταν είναι y a ist war gibt gab es hay "
-    "hubo había fue is er").split())
+    "hubo había fue er").split())
 _ARTICLES = frozenset(fold(w) for w in (
     "a an any the un una uno une des de d du la il lo l le les ein eine einen einem der die das el los las "
     "ένα μια ενός το η ο een het").split())
@@ -362,9 +362,12 @@ class Glossary:
 
     def without_negated(self, text: str) -> str:
         """``text`` with its negated concept mentions blanked out ("non c'è renonce" searches no revoke)."""
-        spans = [(h.start, h.end) for h in self.match(text) if h.negated]
-        for start, end in reversed(spans):
-            text = text[:start] + " " * (end - start) + text[end:]
+        return self.without(text, lambda h: h.negated)
+
+    def without(self, text: str, drop: Callable[[ConceptHit], bool]) -> str:
+        """``text`` with the concept mentions ``drop`` picks blanked out (same length: spans stay valid)."""
+        for h in reversed([h for h in self.match(text) if drop(h)]):
+            text = text[:h.start] + " " * (h.end - h.start) + text[h.end:]
         return text
 
     def _strong_concepts(self, text: str, include_weak: bool) -> list[Concept]:
