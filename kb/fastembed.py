@@ -42,6 +42,7 @@ __all__ = ["FORMAT", "MIN_COSINE", "VARIANTS", "OnnxQueryEncoder", "FastUnavaila
 FORMAT = 1  # bump when the exported files change; part of the cache folder name
 MARKER = "onnx-export.json"  # written last: a folder holding it is complete
 INT8_MARKER = "int8-check.json"  # written after encoder.int8.onnx, which is made on first request
+INT8_FORMAT = 2  # bump when _quantize changes: a marker of another format means "make it again"
 VARIANTS = {"onnx": "encoder.onnx", "onnx-int8": "encoder.int8.onnx"}
 # The least cosine to the fp32 sentence-transformers query vector, over the probe set, for a variant
 # to be chosen by default (an explicit KB_QUERY_ENCODER still uses it, with a warning).
@@ -106,12 +107,18 @@ def export_report(onnx_dir: Path) -> dict | None:
         report = json.loads((Path(onnx_dir) / MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    try:
-        report.setdefault("variants", {})["onnx-int8"] = json.loads(
-            (Path(onnx_dir) / INT8_MARKER).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        pass
+    if (check := _int8_check(Path(onnx_dir))) is not None:
+        report.setdefault("variants", {})["onnx-int8"] = check
     return report
+
+
+def _int8_check(onnx_dir: Path) -> dict | None:
+    """The int8 variant's recorded check, or None when it is missing or was made by another quantiser."""
+    try:
+        check = json.loads((onnx_dir / INT8_MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return check if isinstance(check, dict) and check.get("format") == INT8_FORMAT else None
 
 
 def ensure_onnx(model_dir: Path, reference: Callable[[list[str]], np.ndarray] | None = None,
@@ -224,10 +231,8 @@ def ensure_int8(onnx_dir: Path, model_dir: Path, log: Callable[[str], None] | No
     """
     onnx_dir, model_dir = Path(onnx_dir), Path(model_dir)
     marker = onnx_dir / INT8_MARKER
-    try:
-        return json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        pass
+    if (check := _int8_check(onnx_dir)) is not None:
+        return check
     if export_report(onnx_dir) is None:
         raise FastUnavailable(f"no ONNX export in {onnx_dir}")
     tag = f".tmp-{os.getpid()}-{time.monotonic_ns()}"
@@ -246,6 +251,7 @@ def ensure_int8(onnx_dir: Path, model_dir: Path, log: Callable[[str], None] | No
         ref = OnnxQueryEncoder(model_dir, onnx_dir, "onnx").encode(PROBE)
         check = _check(OnnxQueryEncoder(model_dir, onnx_dir, "onnx-int8"), ref, VARIANTS["onnx-int8"], onnx_dir)
         check["against"] = "onnx (fp32)"
+        check["format"] = INT8_FORMAT
         check["quantize_s"] = round(t_q, 2)
         tmp_marker.write_text(json.dumps(check, indent=2) + "\n", encoding="utf-8")
         os.replace(tmp_marker, marker)
@@ -317,8 +323,10 @@ def _quantize(src: Path, dst: Path) -> None:
         warnings.simplefilter("ignore")
         # Per-channel int8 weights, 7-bit range: per-tensor scales lose too much on this model (min cosine
         # ~0.975 on the probe set), and full 8-bit weights saturate the u8*s8 pair sums of AVX2 CPUs without
-        # VNNI (min ~0.989); per-channel + reduce_range gives ~0.995.
+        # VNNI (min ~0.989); per-channel + reduce_range gives ~0.995. Only the matrix products: the position
+        # and token-type tables (Gather) gain no speed from int8, only error.
         quantize_dynamic(str(src), str(dst), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True,
+                         op_types_to_quantize=["MatMul", "Attention"],
                          extra_options={"DefaultTensorType": 1})  # FLOAT, for the fused ops' outputs
 
 

@@ -6,8 +6,12 @@ import json
 import sqlite3
 import threading
 from collections import Counter, defaultdict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from ingest.model import KINDS
 
@@ -24,6 +28,7 @@ from .search import (
     by_language,
     dense_candidates,
     dense_queries,
+    dense_text,
     detect_query_lang,
     fuse,
     lexical_candidates,
@@ -67,6 +72,21 @@ class Stats:
     examples: int
     laws: list[str]
     files: dict[str, dict] = field(default_factory=dict)
+
+
+_WORKERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kb-encode")  # threads start on first use
+
+
+class _Prefetched:
+    """An ``encode_queries`` with one text already on its way through the model on a worker thread."""
+
+    def __init__(self, encode: Callable[[list[str]], np.ndarray], text: str) -> None:
+        self._encode, self._text = encode, text
+        self._future = _WORKERS.submit(encode, [text])
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        texts = list(texts)
+        return self._future.result() if texts == [self._text] else self._encode(texts)
 
 
 class KnowledgeBase:
@@ -174,6 +194,10 @@ class KnowledgeBase:
         if not q or not any(c.isalnum() for c in q):
             return SearchResult(query=q, lang="und", refs=[], hits=[],
                                 notices=notices + ["empty query: describe a situation or type a law number"])
+        dense = gen.index is not None and (w.dense or w.dense_expand or w.dense_target)
+        # The model is most of a first search: the question goes to it now, on a worker thread, while
+        # the lexical lists are gathered here (ONNX Runtime and torch release the GIL while they run).
+        encode = _Prefetched(self.embedder().encode_queries, dense_text(q)) if dense else None
         qlang = detect_query_lang(q)
         refs = lawref.parse_refs(q)
         law_only = lawref.address_query(q) is not None
@@ -192,8 +216,8 @@ class KnowledgeBase:
             (lexical_candidates(conn, query_concepts(q, refs), n, "concepts"), w.concepts),
         ]
         dense_lists: list[tuple[list[int], float]] = []
-        if gen.index is not None and (w.dense or w.dense_expand or w.dense_target):
-            qvecs, weights = dense_queries(q, qlang, w, self.embedder().encode_queries, self._concept_vectors(gen))
+        if encode is not None:
+            qvecs, weights = dense_queries(q, qlang, w, encode, self._concept_vectors(gen))
             dense_lists = list(zip(dense_candidates(gen.index, qvecs, n), weights, strict=True))
         if refs:  # passages about the named laws are candidates even if the words don't match
             lists.append((_ref_rows(conn, refs), 1.0))

@@ -161,6 +161,41 @@ def test_int8_is_made_once_on_request(tmp_path, monkeypatch):
     assert sorted(p.name for p in onnx_dir.iterdir()) == sorted(
         ["encoder.onnx", "encoder.int8.onnx", fastembed.MARKER, fastembed.INT8_MARKER])
     assert fastembed.export_report(onnx_dir)["variants"]["onnx-int8"] == check
+    # A copy made by an older quantiser is not used, and is made again
+    (onnx_dir / fastembed.INT8_MARKER).write_text(json.dumps({**check, "format": fastembed.INT8_FORMAT - 1}))
+    assert "onnx-int8" not in fastembed.export_report(onnx_dir)["variants"]
+    assert fastembed.ensure_int8(onnx_dir, model_dir)["format"] == fastembed.INT8_FORMAT and len(made) == 2
+
+
+@pytest.mark.parametrize("quantiser_works", [True, False])
+def test_auto_mode_makes_int8_or_keeps_fp32(fake_torch_path, monkeypatch, quantiser_works):
+    """By default the int8 copy is made on first use and serves queries once its check passes; a
+    quantiser that fails leaves the fp32 graph serving (asked for explicitly, int8 never falls to fp32)."""
+    monkeypatch.setattr(fastembed, "export", _fake_export([]))
+    fastembed.ensure_onnx(embed.e5_model_dir())
+
+    def quantize(src, dst):
+        if not quantiser_works:
+            raise RuntimeError("unsupported graph")
+        Path(dst).write_bytes(b"int8")
+
+    class Enc:
+        def __init__(self, model_dir, onnx_dir, variant, threads=None):
+            self.variant, self.dim = variant, 4
+
+        def encode(self, texts):
+            return np.ones((len(texts), 4), np.float32) / 2
+
+    monkeypatch.setattr(fastembed, "_quantize", quantize)
+    monkeypatch.setattr(fastembed, "OnnxQueryEncoder", Enc)
+    monkeypatch.delenv("KB_QUERY_ENCODER", raising=False)
+    e = embed.get_embedder()
+    want = "onnx-int8" if quantiser_works else "onnx"
+    assert isinstance(e, embed.FastEmbedder) and e.query_encoder == want and e.queries.variant == want
+    if not quantiser_works:
+        embed._load.cache_clear()
+        monkeypatch.setenv("KB_QUERY_ENCODER", "onnx-int8")
+        assert isinstance(embed.get_embedder(), _FakeST)
 
 
 def test_variant_choice():

@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,37 @@ def test_cross_language_italian_only_law_found_from_english_and_greek(kb):
     assert any(law.startswith("30") for law in _sections(en.hits))
     el = kb.search("ρενονς που ανακαλυφθηκε μετα το τελος του γυρου", k=5)
     assert any(law.startswith("64") for law in _sections(el.hits))
+
+
+def test_question_is_embedded_once_while_lexical_lists_are_gathered(built_kb, monkeypatch):
+    """The question's vector is computed on a worker thread, once; the hits are those of a plain search."""
+    import kb.knowledge as knowledge
+    from kb.search import dense_text
+
+    base = KnowledgeBase.open(built_kb)
+    emb = base.embedder()
+    q = "declarer called the jack from dummy, then said oops, the king"
+    calls: list[tuple[list[str], str]] = []
+    real = type(emb).encode_queries
+
+    def spy(self, texts):
+        calls.append((list(texts), threading.current_thread().name))
+        return real(self, texts)
+
+    class Inline:  # no worker thread: the model is called when the dense lists need it
+        def __init__(self, encode, text):
+            self._encode = encode
+
+        def __call__(self, texts):
+            return self._encode(texts)
+
+    monkeypatch.setattr(type(emb), "encode_queries", spy)
+    got = base.search(q)
+    assert [texts for texts, _ in calls] == [[dense_text(q)]]
+    assert calls[0][1].startswith("kb-encode")
+    monkeypatch.setattr(knowledge, "_Prefetched", Inline)
+    plain = KnowledgeBase.open(built_kb).search(q)
+    assert [(h.id, h.score) for h in got.hits] == [(h.id, h.score) for h in plain.hits]
 
 
 def test_law_address_in_query_comes_first(kb):
