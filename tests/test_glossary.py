@@ -273,6 +273,16 @@ def test_weak_terms_are_flagged_and_kept_out_of_ids(g):
     assert "ten" not in g.concept_ids("ten tricks")  # a weak concept
 
 
+def test_weak_term_counts_beside_a_strong_concept_of_the_same_law(g):
+    """Context decides an ambiguous phrase: "pur avendone" alone is nothing, beside a failure to follow
+    suit (Law 61) it is the revoke (Laws 61-64); a negated or unrelated concept is no such context."""
+    assert "revoke" not in g.concept_ids("pur avendone due, ha giocato la dama")
+    assert "revoke" in g.concept_ids("non ha risposto a picche pur avendone")
+    assert "revoke" in g.concept_ids("East did not follow suit although he had a club")
+    assert "revoke" not in g.concept_ids("there was no failure to follow suit, although he had a club")
+    assert "double" not in g.concept_ids("il dichiarante gioca contro il morto")
+
+
 def test_shared_term_yields_one_hit_per_concept(g):
     hits = g.match("η αγορά")
     assert {h.concept.id for h in hits} == {"auction", "bid"}

@@ -13,7 +13,9 @@ validates it and finds concepts in free text:
 
 Terms flagged weak (a whole concept with ``weak = true``, or single ambiguous terms in ``weak_terms``)
 are still matched, so that they cannot be split into wrong shorter matches, but the hits are marked
-``weak`` and left out of :meth:`~Glossary.expand` and :meth:`~Glossary.concept_ids` by default.
+``weak`` and left out of :meth:`~Glossary.expand` and :meth:`~Glossary.concept_ids` by default, unless
+the same text has a strong mention of a concept under the same law number: context decides an ambiguous
+phrase ("pur avendone" beside "non ha risposto", Law 61, is the revoke of Laws 61-64).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import re
 import tomllib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from kb.textnorm import fold
@@ -115,6 +117,11 @@ class Concept:
 
     def is_weak_term(self, term: str) -> bool:
         return self.weak or _fold_term(term) in self.weak_terms
+
+    @cached_property
+    def law_numbers(self) -> frozenset[str]:
+        """The law numbers of :attr:`laws` ("64A1" -> "64")."""
+        return frozenset(re.match(r"\d+", law).group() for law in self.laws)
 
 
 @dataclass(frozen=True)
@@ -376,8 +383,10 @@ class Glossary:
         found = self._concepts_cache.get(key)
         if found is None:
             out: dict[str, Concept] = {}
-            for hit in self.match(text):
-                if (include_weak or not hit.weak) and not hit.negated:
+            hits = [h for h in self.match(text) if not h.negated]
+            context = {n for h in hits if not h.weak for n in h.concept.law_numbers}
+            for hit in hits:
+                if include_weak or not hit.weak or not context.isdisjoint(hit.concept.law_numbers):
                     out.setdefault(hit.concept.id, hit.concept)
             found = list(out.values())
             if len(text) <= 2000:
