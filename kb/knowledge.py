@@ -215,12 +215,14 @@ class KnowledgeBase:
             (lexical_candidates(conn, words, n, "words"), w.lexical),
             (lexical_candidates(conn, query_concepts(q, refs), n, "concepts"), w.concepts),
         ]
-        dense_lists: list[tuple[list[int], float]] = []
-        if encode is not None:
-            qvecs, weights = dense_queries(q, qlang, w, encode, self._concept_vectors(gen))
-            dense_lists = list(zip(dense_candidates(gen.index, qvecs, n), weights, strict=True))
         if refs:  # passages about the named laws are candidates even if the words don't match
             lists.append((_ref_rows(conn, refs), 1.0))
+        hints = default_glossary().laws_for(q) if w.concept_laws else None
+        qwords = query_word_set(q, ["it", "en", "el"])
+        dense_lists: list[tuple[list[int], float]] = []
+        if encode is not None:  # what needs the question's vector, last
+            qvecs, weights = dense_queries(q, qlang, w, encode, self._concept_vectors(gen))
+            dense_lists = list(zip(dense_candidates(gen.index, qvecs, n), weights, strict=True))
         tags = self._tags(gen, conn, list({rid for lst, _ in lists + dense_lists for rid in lst}))
         lists += dense_lists
         if w.dense_lang and dense_lists:
@@ -228,10 +230,9 @@ class KnowledgeBase:
         cands = fuse(lists, w)
         if not cands:
             return SearchResult(q, qlang, refs, [], notices + ["no passage matches"], law_only)
-        ranked = rank(cands, tags, refs, w, default_glossary().laws_for(q) if w.concept_laws else None)
+        ranked = rank(cands, tags, refs, w, hints)
         filt = _filters(lang, kind, law, doc)
         hits: list[Hit] = []
-        qwords = query_word_set(q, ["it", "en", "el"])
         step = 2 * k  # full rows are fetched a page at a time: most searches need only the first
         for i in range(0, len(ranked), step):
             page = ranked[i:i + step]

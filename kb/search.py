@@ -18,7 +18,7 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -246,6 +246,16 @@ class Tags:
     kind: str
     lang: str
 
+    @cached_property
+    def own(self) -> list[str]:
+        """The laws the passage is about: its tags, else its inferred laws."""
+        return self.laws or list(self.inferred)
+
+    @cached_property
+    def generic(self) -> bool:
+        """Tagged with bare law numbers only (no section)."""
+        return bool(self.laws) and max(lawref.depth(x) for x in self.laws) == 1
+
 
 def by_language(ranked: list[int], tags: dict[int, Tags]) -> list[list[int]]:
     """Split a ranked list into one ranked list per passage language.
@@ -309,18 +319,17 @@ def rank(cands: dict[int, Candidate], tags: dict[int, Tags], refs: list[str], w:
     scored = []
     for rid, c in cands.items():
         t = tags[rid]
-        laws, inferred = t.laws, t.inferred
+        laws = t.laws
         s = c.score * w.kind_prior.get(t.kind, 1.0)
         if not laws:
             s *= w.untagged
-        elif max(lawref.depth(x) for x in laws) == 1:
+        elif t.generic:
             s *= w.generic
         if ev:
-            own = laws or list(inferred)
-            best = max((ev.get(law, 0.0) for law in own), default=0.0)
+            best = max((ev.get(law, 0.0) for law in t.own), default=0.0)
             s += w.law_evidence * (best / top_ev) * unit
         if hints and w.concept_laws:
-            s *= 1.0 + w.concept_laws * max((hint(law) for law in laws or inferred), default=0.0)
+            s *= 1.0 + w.concept_laws * max((hint(law) for law in t.own), default=0.0)
         if refs:
             # the named law as a passage's primary tag counts fully, as a secondary one half
             s += w.ref_boost * max((_ref_match(law, r) * (1.0 if i == 0 else 0.5)
@@ -393,7 +402,7 @@ def snippet(text: str, query_words: set[str], lang: str, width: int = 260) -> st
     body, tokens = _body_tokens(text, lang)
     if not body:
         return ""
-    stems = set(stem_words(sorted(query_words), lang)) | query_words
+    stems = _query_stems(frozenset(query_words), lang)
     hit = [bool(k) and (k[0] in stems or k[1] in stems) for _, _, k in tokens]
     hits = [t for t, h in zip(tokens, hit, strict=True) if h]
     if hits:
@@ -418,6 +427,12 @@ def snippet(text: str, query_words: set[str], lang: str, width: int = 260) -> st
             pos = t1
     parts.append(body[pos:end])
     return ("…" if start > 0 else "") + "".join(parts) + ("…" if end < len(body) else "")
+
+
+@lru_cache(maxsize=64)
+def _query_stems(query_words: frozenset[str], lang: str) -> frozenset[str]:
+    """A query's words and their stems in a passage language: once per search and language, not per hit."""
+    return frozenset(stem_words(sorted(query_words), lang)) | query_words
 
 
 @lru_cache(maxsize=2048)  # ~14 KB a passage: at most ~30 MB
