@@ -283,6 +283,19 @@ def test_weak_term_counts_beside_a_strong_concept_of_the_same_law(g):
     assert "double" not in g.concept_ids("il dichiarante gioca contro il morto")
 
 
+def test_a_card_named_with_a_suit_symbol_is_a_card(g):
+    """Terms say "dropped a card"; narratives name the card: "el 8♥", "the ♥8", "il ♠K", "his ♣4"."""
+    def found(text: str) -> dict[str, str]:
+        return {h.concept.id: text[h.start:h.end] for h in g.match(text)}
+
+    assert found("se le cayó el 8♥ boca arriba")["dropped_card"] == "se le cayó el 8♥"
+    assert found("declarer dropped the ♥8 on the table")["declarer_exposes_card"] == "declarer dropped the ♥8"
+    assert found("West turned his ♣4 face down")["quitted_trick"] == "turned his ♣4"
+    assert found("ha girato la ♥10.")["quitted_trick"] == "ha girato la ♥10"
+    assert "quitted_trick" not in found("ha girato la testa")  # only a card stands for "la carta"
+    assert found("♠AKQ ♥J109 ♦— ♣x") == {}  # holdings are not card mentions
+
+
 def test_shared_term_yields_one_hit_per_concept(g):
     hits = g.match("η αγορά")
     assert {h.concept.id for h in hits} == {"auction", "bid"}

@@ -8,6 +8,8 @@ validates it and finds concepts in free text:
   on word boundaries, with spans into the original text. Matching goes through :func:`kb.textnorm.fold`
   (case, accents, Greek tonos and final sigma do not matter) and tolerates short inflectional endings
   (``carta``/``carte``, ``dichiarante``/``dichiaranti``, ``εκτελεστής``/``εκτελεστές``).
+* A card named with a suit symbol and its determiner ("el 8♥", "the ♠K") stands for "a card" / "the card"
+  in terms ("se le cayó una carta" matches "se le cayó el 8♥").
 * :meth:`Glossary.expand` renders the concepts of a query in other languages (cross-language retrieval).
 * :meth:`Glossary.concept_ids` lists the concepts of a passage (indexing passages by concept).
 
@@ -81,6 +83,17 @@ _BE = frozenset(fold(w) for w in (
 _ARTICLES = frozenset(fold(w) for w in (
     "a an any the un una uno une des de d du la il lo l le les ein eine einen einem der die das el los las "
     "ένα μια ενός το η ο een het").split())
+# A card named with a suit symbol ("the ♥8", "el 8♥", "il ♠K"), with the determiner right before it, is
+# "a card" to the glossary: terms say "dropped a card", "ha girato la carta"; narratives name the card.
+# Such a mention becomes one stand-in word in the text, and each term with a determiner + a word for
+# "card" gets a variant with the stand-in in their place.
+CARD_WORD = "ꝏ"  # a letter no text in these languages uses
+_DETERMINERS = frozenset(fold(w) for w in (
+    "a an the his her my your una la sua il lo un suo mia ένα το του της une sa son sein seine eine die der "
+    "den dem el su los een de zijn").split())
+_CARD_WORDS = frozenset(fold(w) for w in "card carta cartas φύλλο χαρτί carte karte naipe kaart".split())
+_RANK = r"(?:10|[2-9AKQJTRDVFBakqj])"
+_CARD_MENTION = re.compile(rf"(?<![\w♠♥♦♣])(?:[♠♥♦♣]\s?{_RANK}|{_RANK}\s?[♠♥♦♣])(?![\w♠♥♦♣])")
 _SENTENCE_BREAK = re.compile(r"[.,;:!?()\"«»\u2013\u2014]")
 
 
@@ -184,11 +197,48 @@ def _fold_word(word: str) -> str:
 
 
 def _tokens(text: str) -> list[tuple[int, int, str]]:
-    return [(m.start(), m.end(), _fold_word(m.group())) for m in _TOKEN.finditer(text)]
+    toks = [(m.start(), m.end(), _fold_word(m.group())) for m in _TOKEN.finditer(text)]
+    if any(c in text for c in "♠♥♦♣"):
+        toks = _card_mentions(text, toks)
+    return toks
+
+
+def _card_mentions(text: str, toks: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """``toks`` with each card named with a suit symbol, and its determiner, as one CARD_WORD token."""
+    spans = [(m.start(), m.end()) for m in _CARD_MENTION.finditer(text)]
+    if not spans:
+        return toks
+    out: list[tuple[int, int, str]] = []
+
+    def emit(a: int, b: int) -> None:
+        if out and out[-1][2] in _DETERMINERS and not text[out[-1][1]:a].strip():
+            a = out.pop()[0]
+        out.append((a, b, CARD_WORD))
+
+    k = 0
+    for t in toks:
+        while k < len(spans) and spans[k][1] <= t[0]:
+            emit(*spans[k])
+            k += 1
+        if k < len(spans) and spans[k][0] <= t[0] and t[1] <= spans[k][1]:
+            continue  # the rank inside the mention
+        out.append(t)
+    for a, b in spans[k:]:
+        emit(a, b)
+    return out
 
 
 def _term_words(term: str) -> tuple[str, ...]:
     return tuple(_fold_word(w) for w in _TOKEN.findall(term))
+
+
+def _card_variants(words: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The term, and (with an article or possessive before a word for "card") the term naming a card."""
+    out = [words]
+    for i in range(1, len(words)):
+        if words[i] in _CARD_WORDS and words[i - 1] in _DETERMINERS:
+            out.append(words[:i - 1] + (CARD_WORD,) + words[i + 1:])
+    return out
 
 
 def _fold_term(term: str) -> str:
@@ -301,11 +351,12 @@ class Glossary:
                     words = _term_words(term)
                     if not words:
                         continue
-                    node = self._root
-                    for word in words:
-                        node = node.child(word)
-                    if all(t.concept.id != concept.id for t in node.targets):
-                        node.targets.append(_Target(concept, lang, term, concept.is_weak_term(term)))
+                    for variant in _card_variants(words):
+                        node = self._root
+                        for word in variant:
+                            node = node.child(word)
+                        if all(t.concept.id != concept.id for t in node.targets):
+                            node.targets.append(_Target(concept, lang, term, concept.is_weak_term(term)))
 
     def _first_step(self, token: str) -> list[tuple[_Node, bool]]:
         """Root step for a text word, cached: most words of a text are repeats."""
