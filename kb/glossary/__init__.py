@@ -88,9 +88,9 @@ _ARTICLES = frozenset(fold(w) for w in (
 # Such a mention becomes one stand-in word in the text, and each term with a determiner + a word for
 # "card" gets a variant with the stand-in in their place.
 CARD_WORD = "ꝏ"  # a letter no text in these languages uses
-_DETERMINERS = frozenset(fold(w) for w in (
-    "a an the his her my your una la sua il lo un suo mia ένα το του της une sa son sein seine eine die der "
-    "den dem el su los een de zijn").split())
+_DETERMINERS = _ARTICLES | frozenset(fold(w) for w in (
+    "his her my your sua suo mia tua του της μου σου sa son ma ta sein seine seinen ihre meine su mi tu zijn "
+    "haar mijn den dem").split())
 _CARD_WORDS = frozenset(fold(w) for w in "card carta cartas φύλλο χαρτί carte karte naipe kaart".split())
 _RANK = r"(?:10|[2-9AKQJTRDVFBakqj])"
 _CARD_MENTION = re.compile(rf"(?<![\w♠♥♦♣])(?:[♠♥♦♣]\s?{_RANK}|{_RANK}\s?[♠♥♦♣])(?![\w♠♥♦♣])")
