@@ -29,6 +29,7 @@ from . import lawref
 from .conceptvec import concept_texts
 from .lexical import passage_terms
 from .store import DocumentRow, Generation, GenerationWriter, current_generation, row_to_passage
+from .textnorm import prose
 
 PIPELINE_VERSION = "2026-11-22.3"  # bump when segmentation/tagging changes: forces re-ingest of every file
 
@@ -57,8 +58,7 @@ def embed_text(p: Passage, expand: bool = False) -> str:
     expansion). Measured on dev + tune (84 questions): no better (section R@5 63 vs 64 questions,
     law R@5 70 vs 73) and a third more tokens to embed, so off by default (bench/ablation.py).
     """
-    body = "\n".join(ln for ln in p.text.split("\n") if not ln.lstrip().startswith(("♠", "♥", "♦", "♣")))
-    text = f"{p.title}\n{body}"[:1600]
+    text = f"{p.title}\n{prose(p.text)}"[:1600]
     if expand:
         from .glossary import default_glossary
 

@@ -12,7 +12,6 @@ across languages:
 from __future__ import annotations
 
 import math
-import re
 from array import array
 from collections import Counter
 from collections.abc import Iterator
@@ -21,9 +20,8 @@ import numpy as np
 
 from . import lawref
 from .glossary import default_glossary
-from .textnorm import stem_words, words
+from .textnorm import prose, stem_words, words
 
-_DEAL_LINE = re.compile(r"^\s*[♠♥♦♣]")
 _MIN_LEN = 3
 
 
@@ -42,8 +40,7 @@ def content_tokens(text: str, lang: str) -> list[str]:
 
 def passage_terms(title: str, text: str, lang: str, laws: list[str]) -> tuple[str, str]:
     """(words, concepts): stemmed words in the passage's language, and language-neutral tokens."""
-    body = "\n".join(ln for ln in text.split("\n") if not _DEAL_LINE.match(ln))
-    full = f"{title}\n{body}"
+    full = f"{title}\n{prose(text)}"
     toks = content_tokens(full, lang)
     concepts = [concept_token(c) for c in default_glossary().concept_ids(full, broader=True)]
     tags = {a for law in laws for a in [law, *lawref.ancestors(law)]}

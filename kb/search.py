@@ -28,7 +28,7 @@ from . import lawref
 from .conceptvec import ConceptVectors
 from .glossary import default_glossary
 from .lexical import bm25_idf, bm25_top, bounded_terms, fts_query
-from .textnorm import fold, stem_words, words
+from .textnorm import fold, prose, stem_words, words
 
 MAX_QUERY_CHARS = 2000
 CANDIDATES = 100
@@ -439,8 +439,7 @@ def _query_stems(query_words: frozenset[str], lang: str) -> frozenset[str]:
 def _body_tokens(text: str, lang: str) -> tuple[str, list[tuple[int, int, tuple[str, str] | tuple[()]]]]:
     """A passage's prose on one line (no deal diagram lines) and its words with their (folded, stemmed)
     keys. Cached: the same passages come back search after search."""
-    body = " ".join(ln for ln in text.split("\n") if not ln.lstrip().startswith(("♠", "♥", "♦", "♣")))
-    body = re.sub(r"\s+", " ", body).strip()
+    body = re.sub(r"\s+", " ", prose(text)).strip()
     return body, [(m.start(), m.end(), _word_keys(m.group(0), lang)) for m in re.finditer(r"[^\W_]+", body)]
 
 

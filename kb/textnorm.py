@@ -25,6 +25,12 @@ def fold(text: str) -> str:
     return text.casefold().replace("ς", "σ")
 
 
+def prose(text: str) -> str:
+    """``text`` without its deal diagram lines (those starting with a suit symbol): what the model, the
+    lexical index and the snippets read of a passage."""
+    return "\n".join(ln for ln in text.split("\n") if not ln.lstrip().startswith(("♠", "♥", "♦", "♣")))
+
+
 def words(text: str) -> list[str]:
     """Folded word tokens (letters and digits), in order."""
     return _WORD.findall(fold(text))
