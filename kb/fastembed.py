@@ -36,6 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .store import cores
+
 __all__ = ["FORMAT", "MIN_COSINE", "VARIANTS", "OnnxQueryEncoder", "FastUnavailable", "ensure_onnx",
            "ensure_int8", "onnx_dir_for", "export_report"]
 
@@ -361,13 +363,6 @@ def query_prompt(model_dir: Path, kind: str = "query") -> str:
 
 # --------------------------------------------------------------------------- run time
 
-def _cores() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
-
-
 def _word_embeddings(model_dir: Path) -> np.ndarray:
     """The word-embedding table as a read-only memory map over ``model.safetensors`` (no copy)."""
     path = Path(model_dir) / "model.safetensors"
@@ -409,7 +404,7 @@ class OnnxQueryEncoder:
         self.words = _word_embeddings(self.model_dir)
         self.dim = int(self.words.shape[1])
         so = ort.SessionOptions()
-        so.intra_op_num_threads = threads or _cores()
+        so.intra_op_num_threads = threads or cores()
         so.inter_op_num_threads = 1
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL

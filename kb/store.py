@@ -143,6 +143,14 @@ def _tune_index(index) -> None:
         pass
 
 
+def cores() -> int:
+    """CPU cores this process may run on (2 on the reference machine)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def current_generation(kb_dir: Path) -> Path | None:
     try:
         name = (kb_dir / "CURRENT").read_text(encoding="utf-8").strip()
@@ -210,8 +218,7 @@ class GenerationWriter:
             base.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
         else:
             base = faiss.IndexFlatIP(dim)
-        faiss.omp_set_num_threads(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                                  else (os.cpu_count() or 1))  # searches in this process may have set 1
+        faiss.omp_set_num_threads(cores())  # searches in this process may have set 1
         index = faiss.IndexIDMap2(base)
         index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), ids.astype(np.int64))
         faiss.write_index(index, str(self.tmp / "vectors.faiss"))

@@ -65,3 +65,22 @@ def test_named_law_as_primary_tag_ranks_above_a_secondary_mention():
     tags = {1: Tags(["47C", "45C4b"], {}, "commentary", "en"), 2: Tags(["45C4b"], {}, "law_text", "en")}
     cands = {1: Candidate(1, 0.02), 2: Candidate(2, 0.015)}
     assert [r for r, _ in rank(cands, tags, ["45C4b"], Weights())][0] == 2
+
+
+def test_dense_candidates_use_one_thread_for_a_small_index_and_every_core_for_a_large_one():
+    import faiss
+    import numpy as np
+
+    from kb.search import dense_candidates
+    from kb.store import HNSW_ABOVE, cores
+
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((2, 8)).astype(np.float32)
+    for n, threads in ((50, 1), (HNSW_ABOVE, cores())):
+        index = faiss.IndexFlatIP(8)
+        index.add(rng.standard_normal((n, 8)).astype(np.float32))
+        faiss.omp_set_num_threads(3)  # whatever an earlier build or search left
+        found = dense_candidates(index, q, 5)
+        assert faiss.omp_get_max_threads() == threads
+        assert [len(f) for f in found] == [5, 5]
+        assert found[0][0] == int(np.argmax(index.reconstruct_n(0, n) @ q[0]))
