@@ -219,15 +219,15 @@ class KnowledgeBase:
             lists.append((_ref_rows(conn, refs), 1.0))
         hints = default_glossary().laws_for(q) if w.concept_laws else None
         qwords = query_word_set(q, ["it", "en", "el"])
-        dense_lists: list[tuple[list[int], float]] = []
+        tags = self._tags(gen, conn, list({rid for lst, _ in lists for rid in lst}))
+        cands = fuse(lists, w)
         if encode is not None:  # what needs the question's vector, last
             qvecs, weights = dense_queries(q, qlang, w, encode, self._concept_vectors(gen))
             dense_lists = list(zip(dense_candidates(gen.index, qvecs, n), weights, strict=True))
-        tags = self._tags(gen, conn, list({rid for lst, _ in lists + dense_lists for rid in lst}))
-        lists += dense_lists
-        if w.dense_lang and dense_lists:
-            lists += [(sub, w.dense_lang) for sub in by_language(dense_lists[0][0], tags)]
-        cands = fuse(lists, w)
+            tags.update(self._tags(gen, conn, list({rid for lst, _ in dense_lists for rid in lst} - tags.keys())))
+            if w.dense_lang and dense_lists:
+                dense_lists += [(sub, w.dense_lang) for sub in by_language(dense_lists[0][0], tags)]
+            fuse(dense_lists, w, cands)
         if not cands:
             return SearchResult(q, qlang, refs, [], notices + ["no passage matches"], law_only)
         ranked = rank(cands, tags, refs, w, hints)

@@ -101,12 +101,6 @@ class SearchResult:
     law_only: bool = False  # the query was nothing but law address(es)
 
 
-@dataclass
-class Candidate:
-    rowid: int
-    score: float = 0.0
-
-
 def prepare_query(query: str) -> tuple[str, list[str]]:
     notices: list[str] = []
     q = (query or "").replace("\x00", " ").strip()
@@ -229,16 +223,21 @@ def _faiss_threads(ntotal: int) -> None:
         faiss.omp_set_num_threads(want)
 
 
-def fuse(lists: list[tuple[list[int], float]], w: Weights) -> dict[int, Candidate]:
-    """Reciprocal rank fusion of ranked lists, each with its weight."""
-    cands: dict[int, Candidate] = {}
+def fuse(lists: list[tuple[list[int], float]], w: Weights, scores: dict[int, float] | None = None
+         ) -> dict[int, float]:
+    """Reciprocal rank fusion of ranked lists, each with its weight: rowid → fused score.
+
+    Adds to ``scores`` when given: a search fuses its lexical lists while the model is still reading
+    the question, and the dense lists once the vector is there (the same sums, in the same order)."""
+    scores = {} if scores is None else scores
+    first = w.rrf_k + 1
     for ranked, weight in lists:
         if not weight:
             continue
+        get = scores.get
         for r, rid in enumerate(ranked):
-            c = cands.setdefault(rid, Candidate(rid))
-            c.score += weight / (w.rrf_k + r + 1)
-    return cands
+            scores[rid] = get(rid, 0.0) + weight / (first + r)
+    return scores
 
 
 @dataclass(frozen=True)
@@ -254,6 +253,11 @@ class Tags:
     def own(self) -> list[str]:
         """The laws the passage is about: its tags, else its inferred laws."""
         return self.laws or list(self.inferred)
+
+    @cached_property
+    def section(self) -> str | None:
+        """The law section of the passage's first law ("45C" for 45C4b), for diversity; None untagged."""
+        return _section(self.own[0]) if self.own else None
 
     @cached_property
     def generic(self) -> bool:
@@ -273,7 +277,7 @@ def by_language(ranked: list[int], tags: dict[int, Tags]) -> list[list[int]]:
     return list(out.values())
 
 
-def law_evidence(cands: dict[int, Candidate], tags: dict[int, Tags], w: Weights) -> dict[str, float]:
+def law_evidence(cands: dict[int, float], tags: dict[int, Tags], w: Weights) -> dict[str, float]:
     """Evidence per law address: the best candidate score in each language, summed over languages.
 
     Max within a language keeps a law with many passages (45–47 in two lessons) from outweighing
@@ -281,7 +285,7 @@ def law_evidence(cands: dict[int, Candidate], tags: dict[int, Tags], w: Weights)
     Italian law text and an English example about the same rule. Ancestors inherit the evidence.
     """
     best: dict[tuple[str, str], float] = {}
-    for rid, c in cands.items():
+    for rid, score in cands.items():
         t = tags[rid]
         prior = w.kind_prior.get(t.kind, 1.0)
         contrib: dict[str, float] = {}
@@ -295,14 +299,14 @@ def law_evidence(cands: dict[int, Candidate], tags: dict[int, Tags], w: Weights)
                     contrib[a] = max(contrib.get(a, 0.0), conf * w.inferred_weight)
         for a, wt in contrib.items():
             key = (a, t.lang)
-            best[key] = max(best.get(key, 0.0), c.score * wt * prior)
+            best[key] = max(best.get(key, 0.0), score * wt * prior)
     ev: dict[str, float] = defaultdict(float)
     for (a, _lang), v in best.items():
         ev[a] += v
     return ev
 
 
-def rank(cands: dict[int, Candidate], tags: dict[int, Tags], refs: list[str], w: Weights,
+def rank(cands: dict[int, float], tags: dict[int, Tags], refs: list[str], w: Weights,
          hints: list[str] | None = None) -> list[tuple[int, float]]:
     """Final scores: fused score × priors (kind, tagged, specific) × concept-law hints, + named-law boost;
     then section diversity. `hints`: laws the query's concepts relate to (Glossary.laws_for)."""
@@ -321,10 +325,10 @@ def rank(cands: dict[int, Candidate], tags: dict[int, Tags], refs: list[str], w:
             v = hint_of[law] = max((_hint_match(law, h) for h in same), default=0.0)
         return v
     scored = []
-    for rid, c in cands.items():
+    for rid, score in cands.items():
         t = tags[rid]
         laws = t.laws
-        s = c.score * w.kind_prior.get(t.kind, 1.0)
+        s = score * w.kind_prior.get(t.kind, 1.0)
         if not laws:
             s *= w.untagged
         elif t.generic:
@@ -333,7 +337,7 @@ def rank(cands: dict[int, Candidate], tags: dict[int, Tags], refs: list[str], w:
             best = max((ev.get(law, 0.0) for law in t.own), default=0.0)
             s += w.law_evidence * (best / top_ev) * unit
         if hints and w.concept_laws:
-            s *= 1.0 + w.concept_laws * max((hint(law) for law in t.own), default=0.0)
+            s *= 1.0 + w.concept_laws * max(map(hint, t.own), default=0.0)
         if refs:
             # the named law as a passage's primary tag counts fully, as a secondary one half
             s += w.ref_boost * max((_ref_match(law, r) * (1.0 if i == 0 else 0.5)
@@ -363,6 +367,7 @@ def _hint_match(law: str, hint: str) -> float:
     return 1.0 if _section(law) == _section(hint) else 0.5
 
 
+@lru_cache(maxsize=1 << 16)
 def _section(law: str) -> str:
     n, sec, _, _ = lawref.parts(law)
     return f"{n}{sec or ''}"
@@ -375,11 +380,8 @@ def diversify(scored: list[tuple[int, float]], tags, factor: float, depth: int =
     Greedy for the first `depth` places (the pages anyone reads); the tail keeps its order. Lazy:
     a score only ever falls, so a popped entry whose section gained no hit since it was scored is
     the best one (ties keep the input order)."""
-    keys = []
-    for rid, _ in scored:
-        laws = tags[rid].laws or list(tags[rid].inferred)
-        keys.append(_section(laws[0]) if laws else f"#{rid}")
-    seen: dict[str, int] = {}
+    keys = [tags[rid].section or rid for rid, _ in scored]  # an untagged passage is its own section
+    seen: dict[str | int, int] = {}
     heap = [(-s, i, 0) for i, (_, s) in enumerate(scored)]
     heapq.heapify(heap)
     out: list[tuple[int, float]] = []

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kb.search import Candidate, Tags, Weights, _hint_match, diversify, rank
+from kb.search import Tags, Weights, _hint_match, diversify, fuse, rank
 
 
 def _tags(**laws):
     return {int(k[1:]): Tags(v, {}, "law_text", "en") for k, v in laws.items()}
+
+
+def test_fuse_is_weighted_reciprocal_rank_and_can_go_on_from_earlier_lists():
+    w = Weights()
+    lexical, dense = ([3, 1], 1.0), ([1, 2], 0.5)
+    k = w.rrf_k
+    assert fuse([lexical, dense], w) == {3: 1 / (k + 1), 1: 1 / (k + 2) + 0.5 / (k + 1), 2: 0.5 / (k + 2)}
+    # lexical lists fused while the model runs, dense ones after: the very same scores
+    assert fuse([dense], w, fuse([lexical], w)) == fuse([lexical, dense], w)
+    assert fuse([([5], 0.0)], w) == {}
 
 
 def test_hint_match_levels():
@@ -19,7 +29,7 @@ def test_hint_match_levels():
 
 def test_concept_laws_lift_the_hinted_section():
     tags = _tags(r1=["45C4a"], r2=["64B2"])
-    cands = {1: Candidate(1, 0.0105), 2: Candidate(2, 0.0100)}
+    cands = {1: 0.0105, 2: 0.0100}
     w = replace(Weights(), diversity=1.0)
     assert [r for r, _ in rank(cands, tags, [], w)] == [1, 2]
     assert [r for r, _ in rank(cands, tags, [], w, hints=["64B"])] == [2, 1]
@@ -28,7 +38,7 @@ def test_concept_laws_lift_the_hinted_section():
 
 def test_named_law_comes_first():
     tags = _tags(r1=["45C4a"], r2=["46B2"])
-    cands = {1: Candidate(1, 0.02), 2: Candidate(2, 0.01)}
+    cands = {1: 0.02, 2: 0.01}
     assert rank(cands, tags, ["46B"], Weights())[0][0] == 2
 
 
@@ -63,7 +73,7 @@ def test_dense_query_drops_cards_and_what_did_not_happen():
 
 def test_named_law_as_primary_tag_ranks_above_a_secondary_mention():
     tags = {1: Tags(["47C", "45C4b"], {}, "commentary", "en"), 2: Tags(["45C4b"], {}, "law_text", "en")}
-    cands = {1: Candidate(1, 0.02), 2: Candidate(2, 0.015)}
+    cands = {1: 0.02, 2: 0.015}
     assert [r for r, _ in rank(cands, tags, ["45C4b"], Weights())][0] == 2
 
 

@@ -241,6 +241,7 @@ def _card_variants(words: tuple[str, ...]) -> list[tuple[str, ...]]:
     return out
 
 
+@lru_cache(maxsize=1 << 16)
 def _fold_term(term: str) -> str:
     return " ".join(_term_words(term))
 
