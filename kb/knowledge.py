@@ -17,7 +17,7 @@ from ingest.model import KINDS
 
 from . import lawref
 from .conceptvec import ConceptVectors
-from .glossary import default_glossary
+from .glossary import question_glossary
 from .lexical import query_concepts, query_words
 from .search import (
     AlsoIn,
@@ -208,7 +208,7 @@ class KnowledgeBase:
         words = query_words(q, stem_lang)
         if w.expand:  # each language's renderings analysed as that language (stemmer, stopwords)
             for lg in ("it", "en", "el"):
-                exp = default_glossary().expand(q, (lg,))
+                exp = question_glossary().expand(q, (lg,))
                 words += [t for t in query_words(exp, lg) if t not in words]
         n = CANDIDATES_FOR(k)
         lists: list[tuple[list[int], float]] = [
@@ -217,7 +217,7 @@ class KnowledgeBase:
         ]
         if refs:  # passages about the named laws are candidates even if the words don't match
             lists.append((_ref_rows(conn, refs), 1.0))
-        hints = default_glossary().laws_for(q) if w.concept_laws else None
+        hints = question_glossary().laws_for(q) if w.concept_laws else None
         qwords = query_word_set(q, ["it", "en", "el"])
         tags = self._tags(gen, conn, list({rid for lst, _ in lists for rid in lst}))
         cands = fuse(lists, w)

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from . import lawref
-from .glossary import default_glossary
+from .glossary import default_glossary, question_glossary
 from .textnorm import prose, stem_words, words
 
 _MIN_LEN = 3
@@ -51,14 +51,14 @@ def passage_terms(title: str, text: str, lang: str, laws: list[str]) -> tuple[st
 def query_words(query: str, lang: str) -> list[str]:
     """Distinct stemmed words of the query in its own language, less what it says did not happen."""
     seen: set[str] = set()
-    text = default_glossary().without_negated(query)
+    text = question_glossary().without_negated(query)
     return [t for t in content_tokens(text, lang) if not (t in seen or seen.add(t))]
 
 
 def query_concepts(query: str, refs: list[str] | None = None) -> list[str]:
     """Language-neutral tokens: glossary concepts found in the query and the law addresses it names."""
     toks = [law_token(r) for r in (refs or [])]
-    toks += [concept_token(c) for c in default_glossary().concept_ids(query, broader=True)]
+    toks += [concept_token(c) for c in question_glossary().concept_ids(query, broader=True)]
     seen: set[str] = set()
     return [t for t in toks if not (t in seen or seen.add(t))]
 

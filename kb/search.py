@@ -26,7 +26,7 @@ from ingest import lang as langid
 
 from . import lawref
 from .conceptvec import ConceptVectors
-from .glossary import default_glossary
+from .glossary import question_glossary
 from .lexical import bm25_idf, bm25_top, bounded_terms, fts_query
 from .store import HNSW_ABOVE, cores
 from .textnorm import fold, prose, stem_words, words
@@ -160,7 +160,7 @@ def dense_queries(q: str, qlang: str, w: Weights, encode: Callable[[list[str]], 
     With concept vectors (and ``w.compose``) only the question goes through the model; the others
     are sums of vectors embedded at build time. Without, their texts are embedded (the exact path).
     """
-    glossary = default_glossary()
+    glossary = question_glossary()
     q = dense_text(q)
     others = [lg for lg in ("it", "en", "el") if lg != qlang]
     exp = glossary.expand(q, others) if w.dense_expand else ""
@@ -197,7 +197,7 @@ def dense_text(q: str) -> str:
     (♠7, 4♥). The Laws speak of declarer, dummy, defenders; seats and cards say nothing about the rule
     and draw the vector towards deal-heavy worked examples of any rule (section R@5 / MRR@10: dev
     0.94/0.84 → 0.94/0.85, tune 0.67/0.45 → 0.71/0.49; law R@5 on tune 0.79 → 0.83)."""
-    text = default_glossary().without(q, lambda h: h.negated or h.concept.id in SEATS)
+    text = question_glossary().without(q, lambda h: h.negated or h.concept.id in SEATS)
     out = re.sub(r"\s+", " ", _CARD.sub(" ", text)).strip()
     return out or q
 
@@ -462,6 +462,6 @@ def _word_keys(word: str, lang: str) -> tuple[str, str] | tuple[()]:
 def query_word_set(q: str, langs: list[str]) -> set[str]:
     """Folded query words plus glossary equivalents in the passage languages (for marking)."""
     ws = {w for w in words(q) if len(w) >= 3}
-    expanded = default_glossary().expand(q, langs)
+    expanded = question_glossary().expand(q, langs)
     ws |= {w for w in words(expanded) if len(w) >= 3}
     return ws

@@ -13,9 +13,11 @@ from kb.glossary import (
     GLOSSARY_DIR,
     LANGS,
     REQUIRED_LANGS,
+    Concept,
     Glossary,
     GlossaryError,
     default_glossary,
+    question_glossary,
 )
 
 LAW_RE = re.compile(r"^\d{1,2}([A-H](\d([a-e])?)?)?$")
@@ -403,3 +405,34 @@ def test_negated_words_left_out_of_the_lexical_query():
 
     assert not any(w.startswith("renon") for w in query_words("La carta è giocata, non c'è renonce.", "it"))
     assert any(w.startswith("renon") for w in query_words("La carta è giocata: renonce!", "it"))
+
+
+def _tiny(**terms: list[str]) -> Glossary:
+    return Glossary([Concept(cid, ("47D",), {"en": tuple(ts)}) for cid, ts in terms.items()])
+
+
+def test_a_question_may_put_one_extra_word_inside_a_long_term():
+    tiny = _tiny(change_of_play=["change his card"], penalty_card=["penalty card"])
+    q = tiny.for_questions
+    assert ids(q, "he wants to change his lead card") == ["change_of_play"]
+    hit = q.match("he wants to change his lead card")[0]
+    assert "he wants to change his lead card"[hit.start:hit.end] == "change his lead card"
+    assert ids(tiny, "he wants to change his lead card") == []  # passages are read word for word
+    assert ids(q, "a penalty major card") == []  # a two-word term never has a gap
+    assert ids(q, "change his two cards") == []  # one extra word at most
+
+
+def test_a_gap_never_skips_a_negation_and_never_beats_a_word_for_word_match():
+    tiny = _tiny(established=["revoke was established"], revoke=["revoke"], quitted=["turned his card"],
+                 face_down=["turned card face down"])
+    q = tiny.for_questions
+    assert ids(q, "the revoke was not established") == ["revoke"]
+    assert ids(q, "he turned his card face down") == ["quitted"]
+
+
+def test_the_question_view_shares_concepts_but_not_caches(g):
+    q = question_glossary()
+    assert q is g.for_questions and q.concepts is g.concepts
+    assert q.gap == 1 and g.gap == 0
+    text = "declarer wants to change his lead card"
+    assert "change_of_play" in q.concept_ids(text) and "change_of_play" not in g.concept_ids(text)

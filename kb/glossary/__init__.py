@@ -22,6 +22,7 @@ phrase ("pur avendone" beside "non ha risposto", Law 61, is the revoke of Laws 6
 
 from __future__ import annotations
 
+import copy
 import re
 import tomllib
 from collections.abc import Callable, Iterable, Iterator
@@ -39,6 +40,7 @@ __all__ = [
     "Glossary",
     "GlossaryError",
     "default_glossary",
+    "question_glossary",
 ]
 
 LANGS: tuple[str, ...] = ("it", "en", "el", "fr", "de", "es", "nl")
@@ -66,6 +68,15 @@ _VOWELS = frozenset("aeiouyh" "αεηιουω")
 _DROPPABLE = frozenset({"s", "σ"})
 _CACHE_MAX = 100_000  # folded tokens whose candidate entries are remembered
 _GROWTH_FINALS = frozenset("sn" "σν")
+# Read as a question (Glossary.for_questions), a term of at least _GAP_MIN_WORDS words still matches
+# with one extra text word inside it: directors paraphrase ("wants to change his lead card" for "change
+# his card", "l'attacco è già stato scoperto" for "attacco scoperto"). Shorter terms match word for word
+# ("penalty card" is not "penalty … card"), a word-for-word match starting at the same word wins, and a
+# negation is never the word skipped ("revoke was not established" is not "revoke was established").
+# Passages are indexed word for word: over long texts a gap mostly finds chance phrases (measured:
+# gaps on both sides lost a tune2 question that gaps on questions alone keep).
+_QUESTION_GAP = 1
+_GAP_MIN_WORDS = 3
 
 
 # What did NOT happen ("no revoke", "non c'è renonce", "pas de renonce", "kein Revoke") must not pull a
@@ -95,6 +106,8 @@ _CARD_WORDS = frozenset(fold(w) for w in "card carta cartas φύλλο χαρτ�
 _RANK = r"(?:10|[2-9AKQJTRDVFBakqj])"
 _CARD_MENTION = re.compile(rf"(?<![\w♠♥♦♣])(?:[♠♥♦♣]\s?{_RANK}|{_RANK}\s?[♠♥♦♣])(?![\w♠♥♦♣])")
 _SENTENCE_BREAK = re.compile(r"[.,;:!?()\"«»\u2013\u2014]")
+_UNSKIPPABLE = _NO | _NOT | frozenset(fold(w) for w in (
+    "without senza χωρίς sans ohne sin zonder never mai ποτέ jamais nie nunca nooit").split())
 
 
 def _negated(toks: list[tuple[int, int, str]], i: int, text: str) -> bool:
@@ -161,9 +174,10 @@ class _Target:
 class _Node:
     """A trie node: one folded word further along some terms; ``targets`` when a term ends here."""
 
-    __slots__ = ("children", "fuzzy", "targets")
+    __slots__ = ("children", "depth", "fuzzy", "targets")
 
-    def __init__(self) -> None:
+    def __init__(self, depth: int = 0) -> None:
+        self.depth = depth  # term words from the root to here
         self.children: dict[str, _Node] = {}
         # children whose word may be inflected, keyed by the word's first _fuzzy_key_len letters
         self.fuzzy: dict[str, list[tuple[str, _Node]]] = {}
@@ -172,7 +186,7 @@ class _Node:
     def child(self, word: str) -> _Node:
         node = self.children.get(word)
         if node is None:
-            node = self.children[word] = _Node()
+            node = self.children[word] = _Node(self.depth + 1)
             if len(word) >= _FUZZY_MIN_LEN:
                 self.fuzzy.setdefault(word[: _fuzzy_key_len(word)], []).append((word, node))
         return node
@@ -293,9 +307,21 @@ class Glossary:
                     raise GlossaryError(f"concept {c.id!r}: broader concept {b!r} is unknown or itself")
         self._root = _Node()
         self._step_cache: dict[str, list[tuple[_Node, bool]]] = {}
+        self.gap = 0  # extra text words a long term may contain (see for_questions)
+        self._fresh_caches()
+        self._compile()
+
+    def _fresh_caches(self) -> None:
         self._concepts_cache: dict[tuple[str, bool], list[Concept]] = {}
         self._match_cache: dict[str, list[ConceptHit]] = {}
-        self._compile()
+
+    @cached_property
+    def for_questions(self) -> Glossary:
+        """The same concepts and matcher, reading a director's question: long terms tolerate an extra word."""
+        view = copy.copy(self)
+        view.gap = _QUESTION_GAP
+        view._fresh_caches()
+        return view
 
     # ------------------------------------------------------------------ loading
 
@@ -390,33 +416,39 @@ class Glossary:
         hits: list[ConceptHit] = []
         i = 0
         while i < n:
-            frontier = [(node, int(exact)) for node, exact in self._first_step(toks[i][2])]
+            # a state: (node, words equal to the term's, a text word skipped so far, ended on a skip)
+            frontier = [(node, int(exact), 0, False) for node, exact in self._first_step(toks[i][2])]
             best: _Node | None = None
-            best_key = (0, 0)
-            size = 1
+            best_key = (-self.gap - 1, 0, 0)
+            best_size = size = 1
             while frontier:
-                for node, exact in frontier:
-                    if node.targets and (size, exact) > best_key:
-                        best, best_key = node, (size, exact)
+                for node, exact, skips, skipped in frontier:
+                    if node.targets and not skipped and (not skips or node.depth >= _GAP_MIN_WORDS):
+                        key = (-skips, node.depth, exact)  # a match word for word first
+                        if key > best_key:
+                            best, best_key, best_size = node, key, size
                 if i + size >= n:
                     break
                 token = toks[i + size][2]
                 frontier = [
-                    (child, exact + same)
-                    for node, exact in frontier
+                    (child, exact + same, skips, False)
+                    for node, exact, skips, _ in frontier
                     if node.children
                     for child, same in node.step(token)
+                ] + [
+                    (node, exact, skips + 1, True)
+                    for node, exact, skips, _ in frontier
+                    if node.children and skips < self.gap and token not in _UNSKIPPABLE
                 ]
                 size += 1
             if best is None:
                 i += 1
                 continue
-            size = best_key[0]
-            start, end = toks[i][0], toks[i + size - 1][1]
+            start, end = toks[i][0], toks[i + best_size - 1][1]
             negated = _negated(toks, i, text)
             for t in best.targets:
                 hits.append(ConceptHit(t.concept, t.lang, t.term, start, end, t.weak, negated))
-            i += size
+            i += best_size
         return hits
 
     def without_negated(self, text: str) -> str:
@@ -555,3 +587,8 @@ def _parse_concept(item: object, where: str) -> Concept:
 def default_glossary() -> Glossary:
     """The glossary of this package's ``*.toml`` files, loaded once."""
     return Glossary.load()
+
+
+def question_glossary() -> Glossary:
+    """The default glossary as it reads questions (see :attr:`Glossary.for_questions`)."""
+    return default_glossary().for_questions
