@@ -10,6 +10,9 @@ validates it and finds concepts in free text:
   (``carta``/``carte``, ``dichiarante``/``dichiaranti``, ``εκτελεστής``/``εκτελεστές``).
 * A card named with a suit symbol and its determiner ("el 8♥", "the ♠K") stands for "a card" / "the card"
   in terms ("se le cayó una carta" matches "se le cayó el 8♥").
+* :attr:`Glossary.for_questions` (:func:`question_glossary`) reads a director's question: there a term
+  of three or more words may hold one extra word ("wants to change his lead card"). Passages are
+  matched word for word.
 * :meth:`Glossary.expand` renders the concepts of a query in other languages (cross-language retrieval).
 * :meth:`Glossary.concept_ids` lists the concepts of a passage (indexing passages by concept).
 
