@@ -81,12 +81,10 @@ def main() -> int:
             gap = questions.gap
             if name == "- a gap in long terms of questions":
                 questions.gap = 0
-            questions._fresh_caches()
             try:
                 print(row(name, evaluate(target, qs, weights=CONFIGS[name])), flush=True)
             finally:
                 questions.gap = gap
-                questions._fresh_caches()
     return 0
 
 

@@ -310,11 +310,18 @@ class Glossary:
                     raise GlossaryError(f"concept {c.id!r}: broader concept {b!r} is unknown or itself")
         self._root = _Node()
         self._step_cache: dict[str, list[tuple[_Node, bool]]] = {}
-        self.gap = 0  # extra text words a long term may contain (see for_questions)
-        self._fresh_caches()
+        self.gap = 0
         self._compile()
 
-    def _fresh_caches(self) -> None:
+    @property
+    def gap(self) -> int:
+        """Extra text words a long term may contain (see for_questions)."""
+        return self._gap
+
+    @gap.setter
+    def gap(self, value: int) -> None:
+        """Matches depend on the gap: remembered ones are forgotten when it changes."""
+        self._gap = value
         self._concepts_cache: dict[tuple[str, bool], list[Concept]] = {}
         self._match_cache: dict[str, list[ConceptHit]] = {}
 
@@ -322,8 +329,7 @@ class Glossary:
     def for_questions(self) -> Glossary:
         """The same concepts and matcher, reading a director's question: long terms tolerate an extra word."""
         view = copy.copy(self)
-        view.gap = _QUESTION_GAP
-        view._fresh_caches()
+        view.gap = _QUESTION_GAP  # and caches of its own
         return view
 
     # ------------------------------------------------------------------ loading
@@ -416,13 +422,14 @@ class Glossary:
     def _match(self, text: str) -> list[ConceptHit]:
         toks = _tokens(text)
         n = len(toks)
+        gap = self._gap
         hits: list[ConceptHit] = []
         i = 0
         while i < n:
             # a state: (node, words equal to the term's, a text word skipped so far, ended on a skip)
             frontier = [(node, int(exact), 0, False) for node, exact in self._first_step(toks[i][2])]
             best: _Node | None = None
-            best_key = (-self.gap - 1, 0, 0)
+            best_key = (-gap - 1, 0, 0)
             best_size = size = 1
             while frontier:
                 for node, exact, skips, skipped in frontier:
@@ -441,7 +448,7 @@ class Glossary:
                 ] + [
                     (node, exact, skips + 1, True)
                     for node, exact, skips, _ in frontier
-                    if node.children and skips < self.gap and token not in _UNSKIPPABLE
+                    if node.children and skips < gap and token not in _UNSKIPPABLE
                 ]
                 size += 1
             if best is None:
