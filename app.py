@@ -22,6 +22,7 @@ from kb.render import (
     example_html,
     hit_card_html,
     law_chip,
+    record_html,
 )
 from kb.store import KBError, default_corpus_dir, default_kb_dir
 
@@ -220,6 +221,8 @@ def page_search(kb) -> None:
     if res.refs:
         info += " · laws named: " + ", ".join(res.refs)
     st.caption(info)
+    if res.record:
+        md(record_html(res.record))
     for n in res.notices:
         st.info(n)
     if not res.hits:

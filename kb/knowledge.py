@@ -19,6 +19,7 @@ from . import lawref
 from .conceptvec import ConceptVectors
 from .glossary import question_glossary
 from .lexical import query_concepts, query_words
+from .record import Situation, situation
 from .search import (
     AlsoIn,
     Hit,
@@ -194,6 +195,9 @@ class KnowledgeBase:
         if not q or not any(c.isalnum() for c in q):
             return SearchResult(query=q, lang="und", refs=[], hits=[],
                                 notices=notices + ["empty query: describe a situation or type a law number"])
+        # A search reads the situation, not the board's record around it (hands, auction, dealer...).
+        asked, sit = q, (situation(q) if w.record else Situation(q))
+        q = sit.text
         dense = gen.index is not None and (w.dense or w.dense_expand or w.dense_target)
         # The model is most of a first search: the question goes to it now, on a worker thread, while
         # the lexical lists are gathered here (ONNX Runtime and torch release the GIL while they run).
@@ -229,7 +233,7 @@ class KnowledgeBase:
                 dense_lists += [(sub, w.dense_lang) for sub in by_language(dense_lists[0][0], tags)]
             fuse(dense_lists, w, cands)
         if not cands:
-            return SearchResult(q, qlang, refs, [], notices + ["no passage matches"], law_only)
+            return SearchResult(asked, qlang, refs, [], notices + ["no passage matches"], law_only, sit.record)
         ranked = rank(cands, tags, refs, w, hints)
         filt = _filters(lang, kind, law, doc)
         hits: list[Hit] = []
@@ -245,7 +249,7 @@ class KnowledgeBase:
                     break
             if len(hits) >= k:
                 break
-        return SearchResult(q, qlang, refs, hits, notices, law_only)
+        return SearchResult(asked, qlang, refs, hits, notices, law_only, sit.record)
 
     def _hit(self, gen: Generation, conn, r, score: float, qwords: set[str] | None = None) -> Hit:
         laws = json.loads(r["laws"])

@@ -12,7 +12,7 @@ from html import escape
 from ingest.model import Deal, Hand
 
 __all__ = ["deal_html", "deal_text", "hit_card_html", "law_chip", "breadcrumbs_html", "snippet_html",
-           "deal_panel_html", "text_html", "source_line", "example_html", "narrative"]
+           "deal_panel_html", "text_html", "source_line", "example_html", "narrative", "record_html"]
 
 _SUITS = (("spades", "♠"), ("hearts", "♥"), ("diamonds", "♦"), ("clubs", "♣"))
 _RED = "#c00"
@@ -227,6 +227,13 @@ def law_chip(ref: str, link_base: str = "", minor: bool = False, label: str | No
 def red_suits(escaped: str) -> str:
     """Colour the ♥ and ♦ symbols of already-escaped text red (♠ ♣ keep the text colour)."""
     return re.sub("([♥♦])", rf'<span style="color:{_RED}">\1</span>', escaped)
+
+
+def record_html(record: list[str], clip: int = 80) -> str:
+    """The board's record a search set aside (kb/record.py): shown, so the director sees what was not read."""
+    items = " · ".join(red_suits(escape(r if len(r) <= clip else r[:clip - 1] + "…")) for r in record)
+    return (f'<p class="record-note" style="font-size:0.85em;color:#555;margin:0 0 0.5em 0">'
+            f"Read as the board's record, not searched: {items}</p>")
 
 
 # Function words the snippet marks too ("the", "della", "των"): shown plain, so the marks point at

@@ -58,6 +58,7 @@ class Weights:
     ref_boost: float = 1.0  # passages about a law named in the query
     concept_laws: float = 0.3  # lift for passages on the laws the query's glossary concepts relate to
     compose: bool = True  # glossary dense queries composed from concept vectors (conceptvec.py), not embedded
+    record: bool = True  # the board's record (hands, auction, header) set aside before reading (record.py)
 
 
 @dataclass
@@ -99,6 +100,7 @@ class SearchResult:
     hits: list[Hit]
     notices: list[str] = field(default_factory=list)
     law_only: bool = False  # the query was nothing but law address(es)
+    record: list[str] = field(default_factory=list)  # the board's record, set aside (kb/record.py)
 
 
 def prepare_query(query: str) -> tuple[str, list[str]]:

@@ -57,6 +57,14 @@ def test_search_returns_cards_with_law_chips_and_sources(kb_env):
     assert at.title[0].value == "What happened at the table?"
 
 
+def test_a_board_record_in_the_question_is_shown_as_not_searched(kb_env):
+    at = run_app(q="Board 14, dealer East, N/S vulnerable.\nAuction: 1♣ – 1♥ – X – all pass.\n" + QUERY)
+    note = [m.value for m in at.markdown if 'class="record-note"' in m.value]
+    assert len(note) == 1 and "Board 14" in note[0] and "dealer East" in note[0]
+    assert cards(at)
+    assert not [m for m in run_app(q=QUERY).markdown if 'class="record-note"' in m.value]
+
+
 def test_typing_a_situation_searches_and_updates_the_url(kb_env):
     at = run_app()
     assert not cards(at)

@@ -40,6 +40,17 @@ def test_cross_language_italian_only_law_found_from_english_and_greek(kb):
     assert any(law.startswith("64") for law in _sections(el.hits))
 
 
+def test_a_board_record_around_the_question_is_not_searched(kb):
+    """Hands, auction and board header (kb/record.py) are set aside and shown; the hits are the question's."""
+    q = "declarer called the jack from dummy, then said oops, the king"
+    record = ("Board 14, dealer East, N/S vulnerable.\nNorth: ♠ A K 5 3 ♥ Q 10 2 ♦ J 8 4 ♣ K 7 6\n"
+              "Auction: 1♣ – 1♥ – X – 2♥ – 3♣ – P – 3NT – all pass.")
+    plain, with_record = kb.search(q, k=5), kb.search(f"{record}\n{q}", k=5)
+    assert [h.id for h in with_record.hits] == [h.id for h in plain.hits]
+    assert with_record.query == f"{record}\n{q}" and plain.record == []
+    assert {"Board 14", "dealer East", "N/S vulnerable"} <= set(with_record.record)
+
+
 def test_question_is_embedded_once_while_lexical_lists_are_gathered(built_kb, monkeypatch):
     """The question's vector is computed on a worker thread, once; the hits are those of a plain search."""
     import kb.knowledge as knowledge

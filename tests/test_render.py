@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ingest.model import Deal, Hand
-from kb.render import deal_html, deal_text
+from kb.render import deal_html, deal_text, record_html
 
 DEAL = Deal(
     north=Hand("KJ852", "QT864", "Q", "32"),
@@ -170,3 +170,9 @@ def test_render_anything(deal):
     assert cells(html).cells == ["empty", "north", "empty", "west", "compass", "east", "empty", "south", "empty"]
     assert "<script" not in html
     assert isinstance(deal_text(deal), str)
+
+
+def test_record_html_escapes_clips_and_colours_red_suits():
+    h = record_html(["Auction: 1♥ <X> 2♣", "x" * 200])
+    assert "&lt;X&gt;" in h and '<span style="color:#c00">♥</span>' in h and "2♣" in h
+    assert "x" * 79 + "…" in h and "x" * 80 not in h
