@@ -15,6 +15,7 @@ What counts as record (each kind needs the shape of a record, not just one of it
 - auctions: three or more calls in a row, one of them a bid ("1♣ – 1♥ – X – 2♥", "1SA pasa 2♣ pasa",
   "1♦ 1♠ 2♥ 2♠ / 3♥ P P 3♠ / all pass"), and lines that are only seat names ("W N E S");
 - header fields: board number, dealer, vulnerability, in it/en/el/fr/de/es/nl;
+- machine formats: a hand viewer's link, PBN tags and dotted hands ("N:AK53.Q102.J84.K76"), LIN fields;
 - the label that introduces any of these on its line ("Auction:", "Licita:", "Αγορά:", "My hand:").
 
 A single card named in a sentence ("he played the ♠K") is situation and stays; so do contracts
@@ -52,6 +53,14 @@ _SEP = r"[ \t\n,;/–—-]*"
 _AUCTION = re.compile(rf"(?i)(?<![\w]){_CALL}(?:{_SEP}{_CALL}){{2,}}")
 _BID_RE = re.compile(_BID, re.IGNORECASE)
 
+# Machine formats: a hand viewer's link (BBO's handviewer carries the whole deal in its URL), PBN tags
+# and hands ("N:AK53.Q102.J84.K76 ..."), LIN fields ("md|3SAKQ...|").
+_LINK = re.compile(r"(?i)\b(?:https?://|www\.)\S+")
+_PBN_TAG = re.compile(r'\[(?:Event|Site|Date|Board|Dealer|Vulnerable|Deal|Contract|Declarer|Result|Auction|Play'
+                      r'|Scoring|North|South|East|West)[ \t]+"[^"\n]*"\]')
+_DOTTED = r"[AKQJT0-9xX]*\.[AKQJT0-9xX]*\.[AKQJT0-9xX]*\.[AKQJT0-9xX]*"
+_PBN_HAND = re.compile(rf"(?<![\w.])(?:[NESW]:)?{_DOTTED}(?:[ \t]+{_DOTTED})*(?![\w.])")
+_LIN = re.compile(r"(?:\b(?:pn|md|sv|ah|mb|an|pc|pg|rh|st|qx|nt|mc)\|[^|\n]*\|){2,}")
 _BOARD = re.compile(
     r"(?i)\b(?:board|bd|brd|smazzata|distribuzione|mano|donne|boardnummer|διανομή|διανομη|spel)"
     r"[ \t]*(?:n[or]?\.?|nr\.?|#|αρ\.?)?[ \t]*:?[ \t]*\d{1,3}\b")
@@ -134,7 +143,11 @@ def _record_spans(text: str) -> list[tuple[int, int]]:
     for m in _AUCTION.finditer(text):
         if _BID_RE.search(m.group()):
             found.setdefault("auction", []).append((m.start(), m.end()))
-    for kind, pattern in (("auction", _SEAT_LINE), ("board", _BOARD), ("dealer", _DEALER), ("vul", _VUL)):
+    for m in _PBN_HAND.finditer(text):
+        if sum(c.isalnum() for c in m.group()) >= 8:  # a hand's worth of ranks, not "1.2.3.4"
+            found.setdefault("hand", []).append((m.start(), m.end()))
+    for kind, pattern in (("hand", _LINK), ("hand", _PBN_TAG), ("hand", _LIN), ("auction", _SEAT_LINE),
+                          ("board", _BOARD), ("dealer", _DEALER), ("vul", _VUL)):
         for m in pattern.finditer(text):
             found.setdefault(kind, []).append((m.start(), m.end()))
     spans = [span for kind in ("hand", "auction") for span in found.get(kind, [])]

@@ -35,7 +35,19 @@ def test_a_record_before_or_after_the_question_is_set_aside(record, pieces, befo
     assert sorted(s.record) == sorted(pieces)
 
 
+@pytest.mark.parametrize("record", [
+    "https://www.bridgebase.com/tools/handviewer.html?lin=pn|a,b,c,d|md|3SAKQ2HK3DQ86CA953,S10HAJ954|sv|o|mb|1H|",
+    '[Board "7"]\n[Dealer "S"]\n[Vulnerable "None"]\n[Deal "N:AK53.Q102.J84.K76 Q9.AJ87.K1093.Q52 T872.65.AQ7.JT94 -"]',
+    "N:AK53.Q102.J84.K76 Q9.AJ87.K1093.Q52 T872.65.AQ7.JT94 J64.K943.652.A83",
+    "md|3SAKQ2HK3DQ86CA953,S10HAJ954DK432CJ8,|sv|o|",
+])
+def test_machine_formats_of_a_deal_are_record(record):
+    s = situation(f"{record}\n{ASK}")
+    assert s.text == ASK and s.record
+
+
 @pytest.mark.parametrize("question", [
+    "version 1.2.3.4 of the scoring program gave 3.5 IMPs; is the score right?",
     "Attacco a quadri, il morto ha ♦K 8 3, il dichiarante dice 'piccola' e il morto mette il 3.",
     "dummy has ♦A 10 6, declarer says 'top' and dummy puts the ace on",
     "Mazziere Sud, ma Ovest passa prima che Sud abbia chiamato. Nord non accetta il passo.",
