@@ -47,12 +47,12 @@ MAX_RANGE = 10  # "Laws 30-32" expands; a wider "range" is more likely a score o
 # --------------------------------------------------------------------------------------------------
 
 _KEYWORDS_SINGULAR = frozenset({
-    "law", "art", "articolo", "article", "artikel", "articulo", "regel", "gesetz", "ley", "loi", "wet",
+    "law", "art", "articolo", "article", "artikel", "articulo", "regel", "regla", "gesetz", "ley", "loi", "wet",
     "νομοσ", "νομου", "νομο", "νομον", "αρθρο", "αρθρου",
 })
 _KEYWORDS_PLURAL = frozenset({
     "laws", "artt", "arts", "articoli", "articles", "artikelen", "articulos", "regeln", "regels", "gesetze",
-    "leyes", "lois", "wetten", "νομοι", "νομων", "νομουσ", "αρθρα", "αρθρων",
+    "leyes", "reglas", "lois", "wetten", "νομοι", "νομων", "νομουσ", "αρθρα", "αρθρων",
 })
 _KEYWORDS = _KEYWORDS_SINGULAR | _KEYWORDS_PLURAL
 
@@ -307,6 +307,9 @@ class _Parser:
         if a.sec is None:
             return
         j = a.end + 1 if self._dot_joined(a.end) else a.end
+        if self._paren_digit(j) and not (a.law <= 7 and a.sec in "CDH"):  # "64A(1)", "16B(1)(a)"; not "3C(2)"
+            a.dig, a.end = int(self.toks[j + 1].text), j + 3
+            return
         t = self.at(j)
         if t is None or t.kind != "num" or len(t.text) != 1 or t.text == "0":
             return
@@ -336,6 +339,12 @@ class _Parser:
             return
         if not t.spaced or self.loose or (t.text.islower() and self._boundary(j + 1, strict=True)):
             a.sub, a.end = sub, j + 1
+
+    def _paren_digit(self, j: int) -> bool:
+        """'(1)' glued to a section letter: '64A(1)'."""
+        t = self.at(j + 1)
+        return (self._is(j, "punct", "(") and self._glued(j) and t is not None and t.kind == "num"
+                and len(t.text) == 1 and t.text != "0" and self._is(j + 2, "punct", ")"))
 
     def _paren_sub(self, j: int) -> str | None:
         """'(b)' as a sub-sub letter: '45C4(b)', '43/B2(b)'."""

@@ -165,7 +165,7 @@ NEGATIVES = [
     "Board 12A", "tavolo 45B", "ore 12h30", "30cm", "5th", "45", "il 9♦ e il 10♣", "Sud gioca 3 E",
     "proprio33 turno", "2.5 tricks", "12:30", "Esempio 3A", "♠KJ852 ♥QT864", "♥J1053", "♠K1094",
     "the 100th board", "n° 12B", "#45C", "Law 12° trick", "art. 045", "nº 12B", "coppia 12A", "12º presa",
-    "25/12/2023", "2023-04-15", "15-17 HCP", "+420", "1♣-1♦-1NT-3NT", "E/W 3C", "10:30", "€45",
+    "25/12/2023", "2023-04-15", "15-17 HCP", "+420", "1♣-1♦-1NT-3NT", "E/W 3C", "10:30", "€45", "3C(2)", "4H(1)",
 ]
 
 
@@ -286,6 +286,9 @@ def test_canonical_rejects(s: str) -> None:
         ("Ley 45 y 46", ["45", "46"]),
         ("45C4b 45C4b", ["45C4b"]),
         ("45 c 4 b", ["45C4b"]),
+        ("Regla 45C4b", ["45C4b"]),
+        ("Law 64A(1)", ["64A1"]),  # a digit in brackets, as some English texts write it
+        ("Law 16B(1)(a)", ["16B1a"]),
     ],
 )
 def test_address_query(q: str, expected: list[str]) -> None:
