@@ -197,6 +197,20 @@ def test_multi_word_terms(g, text, concept):
     assert concept in ids(g, text)
 
 
+@pytest.mark.parametrize(("text", "concept"), [
+    ("OLOOT by West, accepted", "opening_lead_out_of_turn"), ("East has an MPC", "major_penalty_card"),
+    ("North made an IB", "insufficient_bid"), ("COOT by South", "call_out_of_turn"),
+    ("a BOOT, then partner passed", "bid_out_of_turn"), ("POOT in first seat", "pass_out_of_turn"),
+    ("there was UI from the BIT", "unauthorized_information"),
+])
+def test_forum_abbreviations(g, text, concept):
+    assert concept in ids(g, text)
+
+
+def test_abbreviations_that_are_words_elsewhere_are_not_terms(g):
+    assert not {"misinformation", "logical_alternative"} & set(ids(g, "mi ha detto la carta, los dos"))
+
+
 def test_longest_match_wins(g):
     hits = g.match("the opening lead was a spade")
     assert [h.concept.id for h in hits][:1] == ["opening_lead"]
