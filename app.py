@@ -221,8 +221,8 @@ def page_search(kb) -> None:
     if res.refs:
         info += " · laws named: " + ", ".join(res.refs)
     st.caption(info)
-    if res.record:
-        md(record_html(res.record))
+    if res.record or res.framing:
+        md(record_html(res.record, res.framing))
     for n in res.notices:
         st.info(n)
     if not res.hits:

@@ -1,13 +1,15 @@
-"""Questions with the board's record around them: does the search still read the situation?
+"""Questions with a board record or framing around them: does the search still read the situation?
 
     .venv/bin/python bench/records.py [--kb-dir DIR] FILE.jsonl [FILE.jsonl ...]
 
 Forum posts and rulings columns give the board number, dealer, vulnerability, hands and auction
-around the question. Each question of each file is asked again with one record added (before or
-after it, by a hash of its id), for every record below, and scored as `python -m kb eval` scores
-it; then once more with `Weights(record=False)`, the record read as if it were part of the
-situation. Group A is what kb/record.py was developed on; group B (other languages and layouts)
-was kept aside to check that it generalises. The records were written for this benchmark.
+around the question, and framing sentences (the event, "I was the TD", thanks). Each question of
+each file is asked again with one record (or one framing sentence in the question's language)
+added before or after it (by a hash of its id), for every item of a group, and scored as
+`python -m kb eval` scores it; then once more with `Weights(record=False)` or `Weights(framing=False)`:
+the addition read as if it were situation. Group A is what kb/record.py was developed on; group B
+(other languages and layouts) was kept aside to check it; group C was written by a helper that saw
+neither kb/record.py nor any question set, after the mechanism was built.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ def cmd_search(args) -> int:
                     continue
                 res = kb.search(q, **kw)
                 out = {"query": q, "lang": res.lang, "refs": res.refs, "notices": res.notices,
-                       "record": res.record, "hits": [asdict(h) for h in res.hits]}
+                       "record": res.record, "framing": res.framing, "hits": [asdict(h) for h in res.hits]}
                 print(_dump(out), flush=True)
         return 0
     if not args.query:
@@ -50,7 +50,9 @@ def cmd_search(args) -> int:
         return 0
     print(f"query language: {res.lang}" + (f" · law refs: {', '.join(res.refs)}" if res.refs else ""))
     if res.record:
-        print("board's record, not searched: " + " · ".join(res.record))
+        print("not searched, the board's record: " + " · ".join(res.record))
+    if res.framing:
+        print("not searched, framing: " + " · ".join(res.framing))
     for n in res.notices:
         print(f"note: {n}")
     for i, h in enumerate(res.hits, 1):

@@ -19,7 +19,7 @@ from . import lawref
 from .conceptvec import ConceptVectors
 from .glossary import question_glossary
 from .lexical import query_concepts, query_words
-from .record import Situation, situation
+from .record import situation
 from .search import (
     AlsoIn,
     Hit,
@@ -195,8 +195,9 @@ class KnowledgeBase:
         if not q or not any(c.isalnum() for c in q):
             return SearchResult(query=q, lang="und", refs=[], hits=[],
                                 notices=notices + ["empty query: describe a situation or type a law number"])
-        # A search reads the situation, not the board's record around it (hands, auction, dealer...).
-        asked, sit = q, (situation(q) if w.record else Situation(q))
+        # A search reads the situation: not the board's record around it (hands, auction, dealer...), nor
+        # the sentences that only say who and where (kb/record.py).
+        asked, sit = q, situation(q, record=w.record, framing=w.framing)
         q = sit.text
         dense = gen.index is not None and (w.dense or w.dense_expand or w.dense_target)
         # The model is most of a first search: the question goes to it now, on a worker thread, while
@@ -233,7 +234,8 @@ class KnowledgeBase:
                 dense_lists += [(sub, w.dense_lang) for sub in by_language(dense_lists[0][0], tags)]
             fuse(dense_lists, w, cands)
         if not cands:
-            return SearchResult(asked, qlang, refs, [], notices + ["no passage matches"], law_only, sit.record)
+            return SearchResult(asked, qlang, refs, [], notices + ["no passage matches"], law_only, sit.record,
+                                sit.framing)
         ranked = rank(cands, tags, refs, w, hints)
         filt = _filters(lang, kind, law, doc)
         hits: list[Hit] = []
@@ -249,7 +251,7 @@ class KnowledgeBase:
                     break
             if len(hits) >= k:
                 break
-        return SearchResult(asked, qlang, refs, hits, notices, law_only, sit.record)
+        return SearchResult(asked, qlang, refs, hits, notices, law_only, sit.record, sit.framing)
 
     def _hit(self, gen: Generation, conn, r, score: float, qwords: set[str] | None = None) -> Hit:
         laws = json.loads(r["laws"])

@@ -27,7 +27,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["Situation", "situation"]
+from .glossary import Glossary, question_glossary
+
+__all__ = ["SETTING", "Situation", "situation"]
+
+# Glossary concepts that say only who and where: the director, the table, the pair or team, the event.
+SETTING = frozenset({"director", "table", "team", "partnership", "tournament"})
+_SENTENCE = re.compile(r"[^\n.!?;]+(?:[.!?;…]+[\"'»”)]*)?")
+_QUESTION_MARKS = ("?", ";", "?\"", "?'", "?»", "?”")
 
 _SUIT_VARIANTS = str.maketrans({"♤": "♠", "♡": "♥", "❤": "♥", "♢": "♦", "♧": "♣", "\ufe0f": None, "\ufe0e": None})
 
@@ -85,22 +92,30 @@ _SEAT_LABEL = re.compile(rf"(?i)(?<![\w]){_SEAT}[ \t]*[:.]?[ \t]*$")
 
 @dataclass
 class Situation:
-    """A question split into what a search reads (``text``) and the record it set aside."""
+    """A question split into what a search reads (``text``) and what it set aside."""
 
     text: str
-    record: list[str] = field(default_factory=list)
+    record: list[str] = field(default_factory=list)  # the board's record
+    framing: list[str] = field(default_factory=list)  # sentences that only say who, where, which event
 
 
-def situation(question: str) -> Situation:
-    """The question less its table record (hands, auction, header fields and their labels).
+def situation(question: str, glossary: Glossary | None = None, *, record: bool = True,
+              framing: bool = True) -> Situation:
+    """The question less its board record and its framing sentences (each can be kept, for ablations).
 
-    A question that is nothing but a record is returned whole: there is nothing else to read."""
+    A question that is nothing but record or framing is returned whole: there is nothing else to read."""
+    text, board = _without_record(question) if record else (question, [])
+    text, frame = _without_framing(text, glossary or question_glossary()) if framing else (text, [])
+    return Situation(text, board, frame)
+
+
+def _without_record(question: str) -> tuple[str, list[str]]:
     text = question.translate(_SUIT_VARIANTS)
     if "\n" not in text and not _MAYBE_RECORD.search(text):  # one line, no digit, no suit: no record
-        return Situation(question)
+        return question, []
     spans = _record_spans(text)
     if not spans:
-        return Situation(question)
+        return question, []
     kept, removed, at = [], [], 0
     for a, b in spans:
         kept.append(text[at:a] + _CUT)
@@ -110,8 +125,33 @@ def situation(question: str) -> Situation:
     lines = [_tidy(line, removed) if _CUT in line else line for line in "".join(kept).split("\n")]
     out = re.sub(r"\n\s*\n\s*\n+", "\n\n", "\n".join(line for line in lines if line is not None)).strip()
     if not any(c.isalnum() for c in out):
-        return Situation(question)
-    return Situation(out, removed)
+        return question, []
+    return out, removed
+
+
+def _without_framing(text: str, glossary: Glossary) -> tuple[str, list[str]]:
+    """Drop the sentences whose glossary concepts are all setting ("Club pairs, 14 tables, I was the TD",
+    "Torneo a squadre, ero l'arbitro"): read as situation, "director" and "table" pull the search
+    towards the Laws on the Director and the table. A sentence with no concept at all stays (it may
+    carry what the glossary does not know), and so does a question ("Was the TD right?")."""
+    if not SETTING & set(glossary.concept_ids(text)):
+        return text, []
+    spans = [m.span() for m in _SENTENCE.finditer(text) if m.group().strip()]
+    drop = []
+    for a, b in spans:
+        sentence = text[a:b].strip()
+        concepts = set(glossary.concept_ids(sentence))
+        if concepts and concepts <= SETTING and not sentence.endswith(_QUESTION_MARKS):
+            drop.append((a, b))
+    if not drop or len(drop) == len(spans):
+        return text, []
+    out, at = [], 0
+    for a, b in drop:
+        out.append(text[at:a])
+        at = b
+    out.append(text[at:])
+    kept = re.sub(r"[ \t]*\n[ \t]*\n\s*", "\n\n", re.sub(r"[ \t]{2,}", " ", "".join(out))).strip()
+    return kept, [text[a:b].strip() for a, b in drop]
 
 
 def _tidy(line: str, removed: list[str]) -> str | None:

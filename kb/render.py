@@ -229,11 +229,14 @@ def red_suits(escaped: str) -> str:
     return re.sub("([♥♦])", rf'<span style="color:{_RED}">\1</span>', escaped)
 
 
-def record_html(record: list[str], clip: int = 80) -> str:
-    """The board's record a search set aside (kb/record.py): shown, so the director sees what was not read."""
-    items = " · ".join(red_suits(escape(r if len(r) <= clip else r[:clip - 1] + "…")) for r in record)
+def record_html(record: list[str], framing: list[str] = (), clip: int = 80) -> str:
+    """What a search set aside (kb/record.py), shown so the director sees what was not read."""
+    def items(parts) -> str:
+        return " · ".join(red_suits(escape(r if len(r) <= clip else r[:clip - 1] + "…")) for r in parts)
+    said = [f"the board's record: {items(record)}"] if record else []
+    said += [f"framing: {items(framing)}"] if framing else []
     return (f'<p class="record-note" style="font-size:0.85em;color:#555;margin:0 0 0.5em 0">'
-            f"Read as the board's record, not searched: {items}</p>")
+            f"Not searched, {'; '.join(said)}</p>")
 
 
 # Function words the snippet marks too ("the", "della", "των"): shown plain, so the marks point at

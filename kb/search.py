@@ -59,6 +59,7 @@ class Weights:
     concept_laws: float = 0.3  # lift for passages on the laws the query's glossary concepts relate to
     compose: bool = True  # glossary dense queries composed from concept vectors (conceptvec.py), not embedded
     record: bool = True  # the board's record (hands, auction, header) set aside before reading (record.py)
+    framing: bool = True  # sentences that only say who and where ("I was the TD, club pairs") set aside too
 
 
 @dataclass
@@ -101,6 +102,7 @@ class SearchResult:
     notices: list[str] = field(default_factory=list)
     law_only: bool = False  # the query was nothing but law address(es)
     record: list[str] = field(default_factory=list)  # the board's record, set aside (kb/record.py)
+    framing: list[str] = field(default_factory=list)  # framing sentences, set aside (kb/record.py)
 
 
 def prepare_query(query: str) -> tuple[str, list[str]]:

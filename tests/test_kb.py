@@ -49,6 +49,9 @@ def test_a_board_record_around_the_question_is_not_searched(kb):
     assert [h.id for h in with_record.hits] == [h.id for h in plain.hits]
     assert with_record.query == f"{record}\n{q}" and plain.record == []
     assert {"Board 14", "dealer East", "N/S vulnerable"} <= set(with_record.record)
+    framed = kb.search(f"Club pairs on Monday, 14 tables, I was the TD. {q}", k=5)
+    assert [h.id for h in framed.hits] == [h.id for h in plain.hits]
+    assert framed.framing == ["Club pairs on Monday, 14 tables, I was the TD."]
 
 
 def test_question_is_embedded_once_while_lexical_lists_are_gathered(built_kb, monkeypatch):

@@ -76,3 +76,34 @@ def test_a_question_that_is_only_a_record_is_read_whole():
     q = "W N E S\n1♦ 1♠ 2♥ 2♠\n3♥ P P 3♠\nall pass"
     assert situation(q).text == q and situation(q).record == []
     assert situation("").text == ""
+
+
+@pytest.mark.parametrize("framing", [
+    "Club duplicate last Tuesday, 24 tables, I was the TD.",
+    "Ero l'arbitro di un simultaneo a coppie, 14 tavoli.",
+    "Σε ένα τουρνουά ζευγαριών ήμουν ο διαιτητής.",
+    "The director was called.",
+])
+def test_sentences_that_only_say_who_and_where_are_framing(framing):
+    for q in (f"{framing} {ASK}", f"{ASK}\n{framing}"):
+        s = situation(q)
+        assert s.text == ASK and s.framing == [framing] and s.record == []
+
+
+@pytest.mark.parametrize("question", [
+    "Was the TD right? We disagree.",  # a question stays, even about the director
+    "The director was called at the end of the hand, after the revoke was established.",  # more than setting
+    "Thanks in advance. Dummy played a card that declarer had not named.",  # no concept: may carry meaning
+    "I was the TD.",  # nothing else to read
+    "Ο Διαιτητής κλήθηκε; Ο μορ έπαιξε φύλλο.",  # the Greek question mark
+])
+def test_framing_keeps_questions_substance_and_the_only_sentence(question):
+    s = situation(question)
+    assert s.text == question and s.framing == []
+
+
+def test_record_and_framing_can_each_be_kept():
+    q = "Board 3, dealer South, N/S vulnerable.\nClub pairs, I was the TD.\n" + ASK
+    assert situation(q).text == ASK
+    assert situation(q, framing=False).text == "Club pairs, I was the TD.\n" + ASK
+    assert situation(q, record=False).text.startswith("Board 3")

@@ -176,3 +176,5 @@ def test_record_html_escapes_clips_and_colours_red_suits():
     h = record_html(["Auction: 1♥ <X> 2♣", "x" * 200])
     assert "&lt;X&gt;" in h and '<span style="color:#c00">♥</span>' in h and "2♣" in h
     assert "x" * 79 + "…" in h and "x" * 80 not in h
+    both = record_html(["Board 3"], ["I was the TD."])
+    assert "the board's record: Board 3" in both and "framing: I was the TD." in both
