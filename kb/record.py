@@ -31,8 +31,8 @@ from .glossary import Glossary, question_glossary
 
 __all__ = ["SETTING", "Situation", "situation"]
 
-# Glossary concepts that say only who and where: the director, the table, the pair or team, the event.
-SETTING = frozenset({"director", "table", "team", "partnership", "tournament"})
+# Glossary concepts that say only who and where: the director, a player, the table, the pair or team, the event.
+SETTING = frozenset({"director", "player", "table", "team", "partnership", "tournament"})
 _SENTENCE = re.compile(r"[^\n.!?;]+(?:[.!?;…]+[\"'»”)]*)?")
 _QUESTION_MARKS = ("?", ";", "?\"", "?'", "?»", "?”")
 

@@ -278,6 +278,15 @@ def test_inflection_tolerance_stays_precise(g):
     assert "hand" not in ids(g, "mana")  # mano: too short for inflection
     assert "double" not in ids(g, "al contrario")  # contrare / contrario
     assert "face_up" not in ids(g, "facetious")
+    assert "communication_between_partners" not in ids(g, "Gestern im Club")  # Geste + two consonants
+    assert "communication_between_partners" in ids(g, "seine Gesten")
+
+
+def test_german_tables_are_not_dummy(g):
+    """'Tisch' is the dummy, but 'Tische' and 'Tischen' are tables, whatever the inflection rule allows."""
+    assert ids(g, "der Tisch spielte") == ["dummy"]
+    assert ids(g, "Paarturnier an 9 Tischen") == ["table"]
+    assert "dummy" not in ids(g, "etwa 35 Tische")
 
 
 def test_weak_terms_are_flagged_and_kept_out_of_ids(g):

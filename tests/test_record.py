@@ -83,6 +83,8 @@ def test_a_question_that_is_only_a_record_is_read_whole():
     "Ero l'arbitro di un simultaneo a coppie, 14 tavoli.",
     "Σε ένα τουρνουά ζευγαριών ήμουν ο διαιτητής.",
     "The director was called.",
+    "Ich war als Spieler dabei, Paarturnier an 9 Tischen.",
+    "Escribo como jugador, torneo por equipos del sábado.",
 ])
 def test_sentences_that_only_say_who_and_where_are_framing(framing):
     for q in (f"{framing} {ASK}", f"{ASK}\n{framing}"):

@@ -62,7 +62,7 @@ _TOKEN = re.compile(r"[^\W_](?:[^\W_]|[\u0300-\u036f])*")
 # shares a prefix of at least max(_STEM_MIN, len(word) - _MAX_ENDING) letters, when the two remaining
 # endings are at most _MAX_ENDING letters long, made of ending-like letters, and look like an inflection
 # (see _fuzzy_eq): carta/carte, φύλλο/φύλλου, εκτελεστής/εκτελεστές/εκτελεστή match; presa/presso,
-# player/play, giocatore/giocato, claim/clair do not.
+# player/play, giocatore/giocato, claim/clair, Geste/Gestern do not.
 _FUZZY_MIN_LEN = 5
 _STEM_MIN = 4
 _MAX_ENDING = 2
@@ -282,8 +282,8 @@ def _fuzzy_eq(word: str, token: str) -> bool:
         return False
     if not _ENDING_CHARS.issuperset(w_end) or not _ENDING_CHARS.issuperset(t_end):
         return False
-    if not w_end:  # an ending added: revoke/revoked, φύλλο/φύλλου, corazón/corazones
-        return True
+    if not w_end:  # an ending added: revoke/revoked, φύλλο/φύλλου, corazón/corazones, never two consonants
+        return len(t_end) < 2 or bool(_VOWELS & set(t_end))  # (Geste/Gestern, declare/declarers)
     if not t_end:  # an ending dropped: only a final s (εκτελεστής/εκτελεστή, revokes/revoke)
         return w_end in _DROPPABLE
     # an ending replaced: vowel for vowel (carta/carte, εκτελεστής/εκτελεστές) or Greek final σ for a vowel
