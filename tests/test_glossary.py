@@ -459,3 +459,30 @@ def test_the_question_view_shares_concepts_but_not_caches(g):
     assert q.gap == 1 and g.gap == 0
     text = "declarer wants to change his lead card"
     assert "change_of_play" in q.concept_ids(text) and "change_of_play" not in g.concept_ids(text)
+
+
+@pytest.mark.parametrize("text, concept", [
+    ("at exactly the same moment West played a club", "simultaneous_plays"),
+    ("η Δύση έριξε ένα φύλλο την ίδια στιγμή", "simultaneous_plays"),
+    ("a small heart hidden behind the clubs", "dummy_card_hidden"),
+    ("Il a fait tomber la dame de cœur", "dropped_card"),
+    ("El muerto empujó el as hacia delante", "dummy_suggests_play"),
+    ("hang on, it was my lead", "lead_out_of_turn"),
+    ("Le déclarant réclame le reste", "claim"),
+])
+def test_table_talk_phrasings(text, concept):
+    assert concept in question_glossary().concept_ids(text)
+
+
+def test_ambiguous_table_talk_needs_context():
+    """'réclame' is also to demand, 'c'est à vous' is any turn: alone they are no claim, no misled lead."""
+    q = question_glossary()
+    assert "claim" not in q.concept_ids("La défense réclame une carte pénalisée")
+    assert "told_to_lead" not in q.concept_ids("c'est à vous")
+    assert "told_to_lead" in q.concept_ids("le déclarant dit « c'est à vous », il veut la reprendre")
+
+
+@pytest.mark.parametrize("text", ["East opened 1♠ out of turn", "Ο Ανατολή άνοιξε 1♠ εκτός σειράς"])
+def test_a_bid_inside_a_term_is_the_skipped_word(text):
+    """No single-word term may start where a longer term matches with a gap: 'opened' alone would win."""
+    assert "bid_out_of_turn" in question_glossary().concept_ids(text)
