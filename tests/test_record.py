@@ -50,7 +50,7 @@ def test_machine_formats_of_a_deal_are_record(record):
     "version 1.2.3.4 of the scoring program gave 3.5 IMPs; is the score right?",
     "Attacco a quadri, il morto ha ♦K 8 3, il dichiarante dice 'piccola' e il morto mette il 3.",
     "dummy has ♦A 10 6, declarer says 'top' and dummy puts the ace on",
-    "Mazziere Sud, ma Ovest passa prima che Sud abbia chiamato. Nord non accetta il passo.",
+    "Il mazziere era Est; Nord ha detto 1♣ prima di lui e Sud ha passato.",
     "Dealer South, but West passed before South had called.",
     "Contract 4♠ by South, lead ♦K. Declarer played ♠A, then ♥K from dummy.",
     "South opened 1♥ out of turn and West passed; North bid 2♣.",
