@@ -116,13 +116,8 @@ def _without_record(question: str) -> tuple[str, list[str]]:
     spans = _record_spans(text)
     if not spans:
         return question, []
-    kept, removed, at = [], [], 0
-    for a, b in spans:
-        kept.append(text[at:a] + _CUT)
-        removed.append(" ".join(text[a:b].split()))
-        at = b
-    kept.append(text[at:])
-    lines = [_tidy(line, removed) if _CUT in line else line for line in "".join(kept).split("\n")]
+    removed = [" ".join(text[a:b].split()) for a, b in spans]
+    lines = [_tidy(line, removed) if _CUT in line else line for line in _splice(text, spans, _CUT).split("\n")]
     out = re.sub(r"\n\s*\n\s*\n+", "\n\n", "\n".join(line for line in lines if line is not None)).strip()
     if not any(c.isalnum() for c in out):
         return question, []
@@ -145,13 +140,17 @@ def _without_framing(text: str, glossary: Glossary) -> tuple[str, list[str]]:
             drop.append((a, b))
     if not drop or len(drop) == len(spans):
         return text, []
-    out, at = [], 0
-    for a, b in drop:
-        out.append(text[at:a])
-        at = b
-    out.append(text[at:])
-    kept = re.sub(r"[ \t]*\n[ \t]*\n\s*", "\n\n", re.sub(r"[ \t]{2,}", " ", "".join(out))).strip()
+    kept = re.sub(r"[ \t]*\n[ \t]*\n\s*", "\n\n", re.sub(r"[ \t]{2,}", " ", _splice(text, drop))).strip()
     return kept, [text[a:b].strip() for a, b in drop]
+
+
+def _splice(text: str, spans: list[tuple[int, int]], mark: str = "") -> str:
+    """``text`` without the (sorted, disjoint) spans, each replaced by ``mark``."""
+    out, at = [], 0
+    for a, b in spans:
+        out.append(text[at:a] + mark)
+        at = b
+    return "".join(out) + text[at:]
 
 
 def _tidy(line: str, removed: list[str]) -> str | None:
