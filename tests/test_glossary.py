@@ -139,6 +139,9 @@ def test_load_custom_file(tmp_path):
         (GOOD + 'colour = ["x"]\n', "unknown keys"),
         (GOOD + 'weak_terms = ["other"]\n', "weak term"),
         (GOOD + 'broader = ["nowhere"]\n', "broader"),
+        (GOOD + 'implied_by = [["nowhere", "thing"]]\n', "implied_by concept 'nowhere'"),
+        (GOOD + 'implied_by = ["nowhere"]\n', "implied_by must be a list of lists"),
+        (GOOD + 'implied_by = [["nowhere"]]\n', "two or more"),
         (GOOD.replace('it = ["cosa"]', 'it = []'), "empty term list"),
         (GOOD.replace('it = ["cosa"]', 'it = ["  "]'), "non-empty strings"),
     ],
@@ -486,3 +489,100 @@ def test_ambiguous_table_talk_needs_context():
 def test_a_bid_inside_a_term_is_the_skipped_word(text):
     """No single-word term may start where a longer term matches with a gap: 'opened' alone would win."""
     assert "bid_out_of_turn" in question_glossary().concept_ids(text)
+
+
+# ---------------------------------------------------------------- concepts said in parts
+
+PARTS = """
+[[concept]]
+id = "sneeze"
+it = ["starnuto"]
+en = ["sneeze", "sneezed"]
+el = ["φτάρνισμα"]
+
+[[concept]]
+id = "loudly"
+weak = true
+it = ["forte"]
+en = ["loudly"]
+el = ["δυνατά"]
+
+[[concept]]
+id = "early"
+weak = true
+it = ["presto"]
+en = ["too early"]
+el = ["νωρίς"]
+
+[[concept]]
+id = "loud_sneeze"
+laws = ["74B"]
+implied_by = [["sneeze", "loudly"]]
+it = ["starnuto forte"]
+en = ["loud sneeze"]
+el = ["δυνατό φτάρνισμα"]
+
+[[concept]]
+id = "early_loud"
+implied_by = [["early", "loudly"]]
+it = ["presto e forte"]
+en = ["early and loud"]
+el = ["νωρίς και δυνατά"]
+"""
+
+
+@pytest.fixture(scope="module")
+def parts(tmp_path_factory) -> Glossary:
+    path = tmp_path_factory.mktemp("glossary") / "parts.toml"
+    path.write_text(PARTS, encoding="utf-8")
+    return Glossary.load([path])
+
+
+@pytest.mark.parametrize("text", ["He sneezed loudly.", "He sneezed, very very loudly, at trick two.",
+                                  "Loudly, East sneezed.", "Ha fatto uno starnuto forte"])
+def test_parts_within_a_few_words_say_the_whole(parts, text):
+    assert "loud_sneeze" in parts.concept_ids(text)
+    assert parts.laws_for(text) == ["74B"]
+
+
+@pytest.mark.parametrize("text", [
+    "He sneezed at the start of the second board, and loudly.",  # too far apart
+    "He sneezed. Loudly, his partner asked for the director.",  # another sentence
+    "He sneezed and loudly called the director.",  # another clause
+    "There was no sneeze loudly enough to hear.",  # what did not happen
+])
+def test_parts_apart_or_negated_say_nothing_more(parts, text):
+    assert any(h.concept.id == "sneeze" for h in parts.match(text))
+    assert "loud_sneeze" not in parts.concept_ids(text)
+
+
+def test_a_whole_of_weak_parts_only_is_not_said(parts):
+    assert parts.concept_ids("too early, loudly") == []
+
+
+def test_the_whole_is_in_order_of_mention_with_its_parts(parts):
+    hits = parts._strong_hits("Then he sneezed loudly", False)
+    assert [h.concept.id for h in hits] == ["sneeze", "loud_sneeze"]
+    assert hits[1].start == hits[0].start
+
+
+@pytest.mark.parametrize(("text", "concept"), [
+    ("The defender doubled, although it was not his turn.", "double_out_of_turn"),
+    ("Ο Νότος πάσαρε πριν έρθει η σειρά του.", "pass_out_of_turn"),
+    ("Unser Gegner meinte, der Revoke sei inzwischen etabliert.", "established_revoke"),
+    ("¿El renuncio ya está consumado o todavía se puede corregir?", "established_revoke"),
+    ("Darf sie den Revoke jetzt noch korrigieren?", "revoke_correction"),
+])
+def test_default_glossary_reads_concepts_said_in_parts(text, concept):
+    assert concept in question_glossary().concept_ids(text)
+
+
+@pytest.mark.parametrize("text", ["Der Revoke ist noch nicht etabliert.", "El renuncio no está consumado todavía.",
+                                  "The revoke was not yet established when he noticed it."])
+def test_a_part_negated_after_its_noun_says_no_whole(text):
+    assert "established_revoke" not in question_glossary().concept_ids(text)
+
+
+def test_an_action_in_another_clause_is_not_out_of_turn():
+    ids_ = question_glossary().concept_ids("The 1♠ opening came out of turn and then West passed.")
+    assert "pass_out_of_turn" not in ids_

@@ -52,7 +52,12 @@ GLOSSARY_DIR = Path(__file__).resolve().parent
 
 LAW_RE = re.compile(r"^\d{1,2}([A-H](\d([a-e])?)?)?$")
 ID_RE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
-_CONCEPT_KEYS = frozenset({"id", "laws", "weak", "weak_terms", "broader", *LANGS})
+_CONCEPT_KEYS = frozenset({"id", "laws", "weak", "weak_terms", "broader", "implied_by", *LANGS})
+_IMPLIED_GAP = 3  # words allowed between the parts of an implied concept ("doubled before his turn")
+# Words that join two clauses: parts on either side of one belong to different events ("1♠ was out of turn
+# and East passed" is no pass out of turn).
+_CLAUSE_JOINS = frozenset(fold(w) for w in {"and", "but", "then", "while", "e", "ed", "ma", "poi", "mentre", "και", "αλλά", "μετά",
+                           "ενώ", "et", "mais", "puis", "und", "aber", "dann", "y", "pero", "luego", "en", "maar"})
 
 # A word: a letter or digit followed by letters, digits or (decomposed) combining accents. Apostrophes,
 # hyphens and punctuation separate words, so "d'attacco" is ["d", "attacco"] in text and terms alike.
@@ -143,6 +148,7 @@ class Concept:
     weak: bool = False
     weak_terms: frozenset[str] = frozenset()  # folded terms that are ambiguous on their own
     broader: tuple[str, ...] = ()  # ids of more general concepts
+    implied_by: tuple[tuple[str, ...], ...] = ()  # groups of concepts that, said together, say this one
 
     def is_weak_term(self, term: str) -> bool:
         return self.weak or _fold_term(term) in self.weak_terms
@@ -308,6 +314,11 @@ class Glossary:
             for b in c.broader:
                 if b == c.id or b not in self._by_id:
                     raise GlossaryError(f"concept {c.id!r}: broader concept {b!r} is unknown or itself")
+            for group in c.implied_by:
+                for part in group:
+                    if part == c.id or part not in self._by_id:
+                        raise GlossaryError(f"concept {c.id!r}: implied_by concept {part!r} is unknown or itself")
+        self._implied = [(c, group) for c in self.concepts for group in c.implied_by]
         self._root = _Node()
         self._step_cache: dict[str, list[tuple[_Node, bool]]] = {}
         self.gap = 0
@@ -322,7 +333,7 @@ class Glossary:
     def gap(self, value: int) -> None:
         """Matches depend on the gap: remembered ones are forgotten when it changes."""
         self._gap = value
-        self._concepts_cache: dict[tuple[str, bool], list[Concept]] = {}
+        self._concepts_cache: dict[tuple[str, bool], list[ConceptHit]] = {}
         self._match_cache: dict[str, list[ConceptHit]] = {}
 
     @cached_property
@@ -471,23 +482,50 @@ class Glossary:
             text = text[:h.start] + " " * (h.end - h.start) + text[h.end:]
         return text
 
-    def _strong_concepts(self, text: str, include_weak: bool) -> list[Concept]:
-        """Cached for short texts: a search asks about its query several times (expansion, concepts, laws)."""
+    def _strong_hits(self, text: str, include_weak: bool) -> list[ConceptHit]:
+        """The mentions that count: not negated; weak ones only beside a strong mention of the same law (or
+        when asked for); and the concepts their parts imply. Cached for short texts: a search asks about
+        its query several times (expansion, concepts, laws)."""
         key = (text, include_weak)
         found = self._concepts_cache.get(key)
         if found is None:
-            out: dict[str, Concept] = {}
             hits = [h for h in self.match(text) if not h.negated]
             context = {n for h in hits if not h.weak for n in h.concept.law_numbers}
-            for hit in hits:
-                if include_weak or not hit.weak or not context.isdisjoint(hit.concept.law_numbers):
-                    out.setdefault(hit.concept.id, hit.concept)
-            found = list(out.values())
+            found = [h for h in hits if include_weak or not h.weak or not context.isdisjoint(h.concept.law_numbers)]
+            implied = self._implied_hits(text, hits, {h.concept.id for h in found})
+            if implied:  # in order of mention, like the rest
+                found = sorted(found + implied, key=lambda h: h.start)
             if len(text) <= 2000:
                 if len(self._concepts_cache) >= 256:
                     self._concepts_cache.clear()
                 self._concepts_cache[key] = found
         return list(found)
+
+    def _implied_hits(self, text: str, hits: list[ConceptHit], present: set[str]) -> list[ConceptHit]:
+        """A concept said in parts ("East doubled, before his turn": double + out of turn; "the revoke is
+        established"), each part within a few words of the next: a question describes in its own words
+        what the glossary lists as one phrase. A part may be weak ("established") if another is not."""
+        if not self._implied or len(hits) < 2:
+            return []
+        mentioned = {h.concept.id for h in hits}
+        present = set(present)
+        out: list[ConceptHit] = []
+        for concept, group in self._implied:
+            if concept.id in present or not mentioned.issuperset(group):
+                continue
+            parts = [[h for h in hits if h.concept.id == part and not (h.weak and _after_not(text, h))]
+                     for part in group]
+            for first in parts[0]:
+                chosen = _near_all(text, first, parts[1:])
+                if chosen is not None and not all(h.weak for h in chosen):
+                    start, end = min(h.start for h in chosen), max(h.end for h in chosen)
+                    out.append(ConceptHit(concept, first.lang, "", start, end))
+                    present.add(concept.id)
+                    break
+        return out
+
+    def _strong_concepts(self, text: str, include_weak: bool) -> list[Concept]:
+        return list({h.concept.id: h.concept for h in self._strong_hits(text, include_weak)}.values())
 
     def concept_ids(self, text: str, *, broader: bool = False, include_weak: bool = False) -> list[str]:
         """Ids of the concepts mentioned in ``text``, in order of first mention.
@@ -590,7 +628,37 @@ def _parse_concept(item: object, where: str) -> Concept:
         weak_terms.add(key)
 
     broader = _string_list(item.get("broader", []), "broader", where)
-    return Concept(cid, laws, terms, weak, frozenset(weak_terms), broader)
+    groups = item.get("implied_by", [])
+    if not isinstance(groups, list) or not all(isinstance(g, list) and len(g) >= 2 for g in groups):
+        raise GlossaryError(f"{where}: implied_by must be a list of lists of two or more concept ids")
+    implied = tuple(_string_list(g, "implied_by", where) for g in groups)
+    return Concept(cid, laws, terms, weak, frozenset(weak_terms), broader, implied)
+
+
+def _after_not(text: str, hit: ConceptHit) -> bool:
+    """Whether one of the three words before a weak part is a "not": "nicht etabliert", "not yet
+    established" (such a part is often a verb negated after its noun, where the matcher's negation rule
+    does not look; a strong part, a noun, has that rule)."""
+    before = re.findall(r"\w+", fold(text[max(0, hit.start - 30):hit.start]))
+    return not _NOT.isdisjoint(before[-3:])
+
+
+def _near_all(text: str, first: ConceptHit, rest: list[list[ConceptHit]]) -> list[ConceptHit] | None:
+    """``first`` and one mention of each other part, when every part lies within ``_IMPLIED_GAP`` words
+    of the span so far (in either order), with no sentence end or clause join between them."""
+    chosen, start, end = [first], first.start, first.end
+    for mentions in rest:
+        for h in mentions:
+            between = text[end:h.start] if h.start >= end else text[h.end:start] if h.end <= start else ""
+            words = re.findall(r"\w+", fold(between))
+            if re.search(r"[.!?;\n]", between) or len(words) > _IMPLIED_GAP or _CLAUSE_JOINS.intersection(words):
+                continue
+            chosen.append(h)
+            start, end = min(start, h.start), max(end, h.end)
+            break
+        else:
+            return None
+    return chosen
 
 
 @lru_cache(maxsize=1)
