@@ -222,7 +222,7 @@ class KnowledgeBase:
         ]
         if refs:  # passages about the named laws are candidates even if the words don't match
             lists.append((_ref_rows(conn, refs), 1.0))
-        hints = question_glossary().laws_for(q) if w.concept_laws else None
+        hints = question_glossary().law_hints(q, w.routine_hints) if w.concept_laws else None
         qwords = query_word_set(q, ["it", "en", "el"])
         tags = self._tags(gen, conn, list({rid for lst, _ in lists for rid in lst}))
         cands = fuse(lists, w)

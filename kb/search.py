@@ -56,7 +56,8 @@ class Weights:
     inferred_weight: float = 0.5
     diversity: float = 0.8  # each earlier hit on the same law section multiplies a later one's score
     ref_boost: float = 1.0  # passages about a law named in the query
-    concept_laws: float = 0.3  # lift for passages on the laws the query's glossary concepts relate to
+    concept_laws: float = 0.45  # lift for passages on the laws the query's glossary concepts relate to
+    routine_hints: float = 0.0  # ... as a share of it for routine concepts ("a lead", "from dummy") beside others
     compose: bool = True  # glossary dense queries composed from concept vectors (conceptvec.py), not embedded
     record: bool = True  # the board's record (hands, auction, header) set aside before reading (record.py)
     framing: bool = True  # sentences that only say who and where ("I was the TD, club pairs") set aside too
@@ -311,22 +312,22 @@ def law_evidence(cands: dict[int, float], tags: dict[int, Tags], w: Weights) -> 
 
 
 def rank(cands: dict[int, float], tags: dict[int, Tags], refs: list[str], w: Weights,
-         hints: list[str] | None = None) -> list[tuple[int, float]]:
+         hints: dict[str, float] | None = None) -> list[tuple[int, float]]:
     """Final scores: fused score × priors (kind, tagged, specific) × concept-law hints, + named-law boost;
-    then section diversity. `hints`: laws the query's concepts relate to (Glossary.laws_for)."""
+    then section diversity. `hints`: laws the query's concepts relate to, weighted (Glossary.law_hints)."""
     ev = law_evidence(cands, tags, w) if w.law_evidence else {}
     top_ev = max(ev.values()) if ev else 1.0
     unit = 1 / (w.rrf_k + 1)  # the score of a first-ranked candidate in one list
     hint_of: dict[str, float] = {}  # candidates share laws: each law against the hints once
-    by_number: dict[int, list[str]] = {}  # only a hint on the same law number can match
-    for h in hints or ():
-        by_number.setdefault(lawref.parts(h)[0], []).append(h)
+    by_number: dict[int, list[tuple[str, float]]] = {}  # only a hint on the same law number can match
+    for h, wt in (hints or {}).items():
+        by_number.setdefault(lawref.parts(h)[0], []).append((h, wt))
 
     def hint(law: str) -> float:
         v = hint_of.get(law)
         if v is None:
             same = by_number.get(lawref.parts(law)[0], ())
-            v = hint_of[law] = max((_hint_match(law, h) for h in same), default=0.0)
+            v = hint_of[law] = max((_hint_match(law, h) * wt for h, wt in same), default=0.0)
         return v
     scored = []
     for rid, score in cands.items():

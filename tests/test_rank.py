@@ -32,8 +32,16 @@ def test_concept_laws_lift_the_hinted_section():
     cands = {1: 0.0105, 2: 0.0100}
     w = replace(Weights(), diversity=1.0)
     assert [r for r, _ in rank(cands, tags, [], w)] == [1, 2]
-    assert [r for r, _ in rank(cands, tags, [], w, hints=["64B"])] == [2, 1]
-    assert [r for r, _ in rank(cands, tags, [], replace(w, concept_laws=0.0), hints=["64B"])] == [1, 2]
+    assert [r for r, _ in rank(cands, tags, [], w, hints={"64B": 1.0})] == [2, 1]
+    assert [r for r, _ in rank(cands, tags, [], replace(w, concept_laws=0.0), hints={"64B": 1.0})] == [1, 2]
+
+
+def test_a_weaker_hint_lifts_less():
+    tags = _tags(r1=["45C4a"], r2=["64B2"], r3=["46B2"])
+    cands = {1: 0.0105, 2: 0.0100, 3: 0.0100}
+    w = replace(Weights(), diversity=1.0)
+    assert [r for r, _ in rank(cands, tags, [], w, hints={"64B": 1.0, "46B": 0.5})] == [2, 3, 1]
+    assert [r for r, _ in rank(cands, tags, [], w, hints={"64B": 0.1, "46B": 1.0})] == [3, 1, 2]
 
 
 def test_named_law_comes_first():

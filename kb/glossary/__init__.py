@@ -52,7 +52,7 @@ GLOSSARY_DIR = Path(__file__).resolve().parent
 
 LAW_RE = re.compile(r"^\d{1,2}([A-H](\d([a-e])?)?)?$")
 ID_RE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
-_CONCEPT_KEYS = frozenset({"id", "laws", "weak", "weak_terms", "broader", "implied_by", *LANGS})
+_CONCEPT_KEYS = frozenset({"id", "laws", "weak", "weak_terms", "broader", "implied_by", "routine", *LANGS})
 _IMPLIED_GAP = 3  # words allowed between the parts of an implied concept ("doubled before his turn")
 # Words that join two clauses: parts on either side of one belong to different events ("1♠ was out of turn
 # and East passed" is no pass out of turn).
@@ -149,6 +149,7 @@ class Concept:
     weak_terms: frozenset[str] = frozenset()  # folded terms that are ambiguous on their own
     broader: tuple[str, ...] = ()  # ids of more general concepts
     implied_by: tuple[tuple[str, ...], ...] = ()  # groups of concepts that, said together, say this one
+    routine: bool = False  # ordinary play or setting ("a lead", "from dummy"): context, not the irregularity
 
     def is_weak_term(self, term: str) -> bool:
         return self.weak or _fold_term(term) in self.weak_terms
@@ -578,6 +579,20 @@ class Glossary:
                 laws[law] = None
         return list(laws)
 
+    def law_hints(self, text: str, routine: float = 1.0) -> dict[str, float]:
+        """``laws_for`` with a weight per law: 1, or ``routine`` for the laws of routine concepts when
+        ``text`` also names a concept that is not routine. Why: a story about a revoke also says "a lead
+        from dummy" and "a small trump", and those name the Laws on designating dummy's cards; the
+        question is about the revoke."""
+        concepts = self._strong_concepts(text, False)
+        telling = any(c.laws and not c.routine for c in concepts)
+        hints: dict[str, float] = {}
+        for c in concepts:
+            wt = routine if telling and c.routine else 1.0
+            for law in c.laws:
+                hints[law] = max(hints.get(law, 0.0), wt)
+        return {law: wt for law, wt in hints.items() if wt > 0}
+
 
 def _string_list(value: object, what: str, where: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
@@ -632,7 +647,10 @@ def _parse_concept(item: object, where: str) -> Concept:
     if not isinstance(groups, list) or not all(isinstance(g, list) and len(g) >= 2 for g in groups):
         raise GlossaryError(f"{where}: implied_by must be a list of lists of two or more concept ids")
     implied = tuple(_string_list(g, "implied_by", where) for g in groups)
-    return Concept(cid, laws, terms, weak, frozenset(weak_terms), broader, implied)
+    routine = item.get("routine", False)
+    if not isinstance(routine, bool):
+        raise GlossaryError(f"{where}: routine must be true or false")
+    return Concept(cid, laws, terms, weak, frozenset(weak_terms), broader, implied, routine)
 
 
 def _after_not(text: str, hit: ConceptHit) -> bool:
