@@ -546,7 +546,7 @@ def test_parts_within_a_few_words_say_the_whole(parts, text):
 
 
 @pytest.mark.parametrize("text", [
-    "He sneezed at the start of the second board, and loudly.",  # too far apart
+    "He sneezed at the very start of the second board, loudly.",  # too far apart
     "He sneezed. Loudly, his partner asked for the director.",  # another sentence
     "He sneezed and loudly called the director.",  # another clause
     "There was no sneeze loudly enough to hear.",  # what did not happen
@@ -572,6 +572,8 @@ def test_the_whole_is_in_order_of_mention_with_its_parts(parts):
     ("Unser Gegner meinte, der Revoke sei inzwischen etabliert.", "established_revoke"),
     ("¿El renuncio ya está consumado o todavía se puede corregir?", "established_revoke"),
     ("Darf sie den Revoke jetzt noch korrigieren?", "revoke_correction"),
+    ("Il difensore ha scartato una picca pur avendo ancora cuori.", "revoke"),
+    ("Ο Ανατολικός έκοψε με ατού ενώ είχε ακόμα κούπα.", "revoke"),
 ])
 def test_default_glossary_reads_concepts_said_in_parts(text, concept):
     assert concept in question_glossary().concept_ids(text)

@@ -53,7 +53,7 @@ GLOSSARY_DIR = Path(__file__).resolve().parent
 LAW_RE = re.compile(r"^\d{1,2}([A-H](\d([a-e])?)?)?$")
 ID_RE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
 _CONCEPT_KEYS = frozenset({"id", "laws", "weak", "weak_terms", "broader", "implied_by", "routine", *LANGS})
-_IMPLIED_GAP = 3  # words allowed between the parts of an implied concept ("doubled before his turn")
+_IMPLIED_GAP = 5  # words allowed between the parts of an implied concept ("doubled before his turn")
 # Words that join two clauses: parts on either side of one belong to different events ("1♠ was out of turn
 # and East passed" is no pass out of turn).
 _CLAUSE_JOINS = frozenset(fold(w) for w in {"and", "but", "then", "while", "e", "ed", "ma", "poi", "mentre", "και", "αλλά", "μετά",
