@@ -573,6 +573,7 @@ def test_the_whole_is_in_order_of_mention_with_its_parts(parts):
     ("¿El renuncio ya está consumado o todavía se puede corregir?", "established_revoke"),
     ("Darf sie den Revoke jetzt noch korrigieren?", "revoke_correction"),
     ("Il difensore ha scartato una picca pur avendo ancora cuori.", "revoke"),
+    ("¿El renuncio en la baza ya está consumado?", "established_revoke"),  # Spanish "en" joins no clauses
     ("Ο Ανατολικός έκοψε με ατού ενώ είχε ακόμα κούπα.", "revoke"),
 ])
 def test_default_glossary_reads_concepts_said_in_parts(text, concept):

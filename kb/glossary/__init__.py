@@ -57,7 +57,7 @@ _IMPLIED_GAP = 5  # words allowed between the parts of an implied concept ("doub
 # Words that join two clauses: parts on either side of one belong to different events ("1♠ was out of turn
 # and East passed" is no pass out of turn).
 _CLAUSE_JOINS = frozenset(fold(w) for w in {"and", "but", "then", "while", "e", "ed", "ma", "poi", "mentre", "και", "αλλά", "μετά",
-                           "ενώ", "et", "mais", "puis", "und", "aber", "dann", "y", "pero", "luego", "en", "maar"})
+                           "ενώ", "et", "mais", "puis", "und", "aber", "dann", "y", "pero", "luego", "maar"})
 
 # A word: a letter or digit followed by letters, digits or (decomposed) combining accents. Apostrophes,
 # hyphens and punctuation separate words, so "d'attacco" is ["d", "attacco"] in text and terms alike.
