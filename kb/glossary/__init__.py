@@ -505,11 +505,11 @@ class Glossary:
     def _implied_hits(self, text: str, hits: list[ConceptHit], present: set[str]) -> list[ConceptHit]:
         """A concept said in parts ("East doubled, before his turn": double + out of turn; "the revoke is
         established"), each part within a few words of the next: a question describes in its own words
-        what the glossary lists as one phrase. A part may be weak ("established") if another is not."""
+        what the glossary lists as one phrase. A part may be weak ("established") if another is not.
+        ``present`` (the ids already counted) gains the implied ones."""
         if not self._implied or len(hits) < 2:
             return []
         mentioned = {h.concept.id for h in hits}
-        present = set(present)
         out: list[ConceptHit] = []
         for concept, group in self._implied:
             if concept.id in present or not mentioned.issuperset(group):
@@ -571,13 +571,9 @@ class Glossary:
                         out.append(term)
         return " ".join(out)
 
-    def laws_for(self, text: str, *, include_weak: bool = False) -> list[str]:
+    def laws_for(self, text: str) -> list[str]:
         """Canonical laws related to the concepts of ``text`` (order of first mention, no repeats)."""
-        laws: dict[str, None] = {}
-        for concept in self._strong_concepts(text, include_weak):
-            for law in concept.laws:
-                laws[law] = None
-        return list(laws)
+        return list(self.law_hints(text))
 
     def law_hints(self, text: str, routine: float = 1.0) -> dict[str, float]:
         """``laws_for`` with a weight per law: 1, or ``routine`` for the laws of routine concepts when
