@@ -214,7 +214,7 @@ class KnowledgeBase:
         if w.expand:  # each language's renderings analysed as that language (stemmer, stopwords)
             for lg in ("it", "en", "el"):
                 exp = question_glossary().expand(q, (lg,))
-                words += [t for t in query_words(exp, lg) if t not in words]
+                words += [t for t in query_words(exp, lg, negations=False) if t not in words]
         n = CANDIDATES_FOR(k)
         lists: list[tuple[list[int], float]] = [
             (lexical_candidates(conn, words, n, "words"), w.lexical),

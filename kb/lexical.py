@@ -48,10 +48,13 @@ def passage_terms(title: str, text: str, lang: str, laws: list[str]) -> tuple[st
     return " ".join(toks), " ".join(concepts)
 
 
-def query_words(query: str, lang: str) -> list[str]:
-    """Distinct stemmed words of the query in its own language, less what it says did not happen."""
+def query_words(query: str, lang: str, *, negations: bool = True) -> list[str]:
+    """Distinct stemmed words of the query in its own language, less what it says did not happen.
+
+    ``negations=False`` for text that holds none, such as the glossary's expansion of a query (a list
+    of terms: a term with "not" in it would otherwise read as negating the next one)."""
     seen: set[str] = set()
-    text = question_glossary().without_negated(query)
+    text = question_glossary().without_negated(query) if negations else query
     return [t for t in content_tokens(text, lang) if not (t in seen or seen.add(t))]
 
 

@@ -431,6 +431,9 @@ def test_negated_words_left_out_of_the_lexical_query():
 
     assert not any(w.startswith("renon") for w in query_words("La carta è giocata, non c'è renonce.", "it"))
     assert any(w.startswith("renon") for w in query_words("La carta è giocata: renonce!", "it"))
+    # a query's expansion is a list of terms: "non" in one term does not negate the next
+    assert not any(w.startswith("renon") for w in query_words("non c'è renonce", "it"))
+    assert any(w.startswith("renon") for w in query_words("non c'è renonce", "it", negations=False))
 
 
 def _tiny(**terms: list[str]) -> Glossary:
