@@ -41,6 +41,7 @@ CONFIGS: dict[str, Weights] = {
     "- concept-law hints": replace(BASE, concept_laws=0.0),
     "+ routine concepts hint beside others (1.0)": replace(BASE, routine_hints=1.0),
     "- concepts said in parts (questions)": BASE,  # same weights; questions read without implied_by (see main)
+    "- parts in the next sentence (implied_reach 0)": BASE,  # same weights; every implied_by in one clause
     "plain RRF (lexical+dense only)": Weights(expand=False, dense_expand=0.0, dense_lang=0.0, dense_target=0.0,
                                               concepts=0.0, law_evidence=0.0, kind_prior={}, untagged=1.0,
                                               generic=1.0, diversity=1.0, concept_laws=0.0),
@@ -80,16 +81,19 @@ def main() -> int:
         for name in names:
             target = withexp if name == "+ document-side expansion" else kb
             questions = question_glossary()
-            gap, implied = questions.gap, questions._implied
+            gap, implied, reach = questions.gap, questions._implied, questions.reach
             if name == "- a gap in long terms of questions":
                 questions.gap = 0
             if name == "- concepts said in parts (questions)":
                 questions._implied = []
                 questions.gap = gap  # forgets what it matched with them
+            if name == "- parts in the next sentence (implied_reach 0)":
+                questions.reach = 0
+                questions.gap = gap
             try:
                 print(row(name, evaluate(target, qs, weights=CONFIGS[name])), flush=True)
             finally:
-                questions._implied = implied
+                questions._implied, questions.reach = implied, reach
                 questions.gap = gap
     return 0
 

@@ -142,6 +142,8 @@ def test_load_custom_file(tmp_path):
         (GOOD + 'implied_by = [["nowhere", "thing"]]\n', "implied_by concept 'nowhere'"),
         (GOOD + 'implied_by = ["nowhere"]\n', "implied_by must be a list of lists"),
         (GOOD + 'implied_by = [["nowhere"]]\n', "two or more"),
+        (GOOD + 'implied_reach = 1\n', "go with implied_by"),
+        (GOOD + 'implied_reach = 9\nimplied_by = [["thing", "thing"]]\n', "implied_reach must be 0 to 3"),
         (GOOD.replace('it = ["cosa"]', 'it = []'), "empty term list"),
         (GOOD.replace('it = ["cosa"]', 'it = ["  "]'), "non-empty strings"),
     ],
@@ -531,6 +533,14 @@ implied_by = [["early", "loudly"]]
 it = ["presto e forte"]
 en = ["early and loud"]
 el = ["νωρίς και δυνατά"]
+
+[[concept]]
+id = "sneeze_early"
+implied_by = [["sneeze", "early"]]
+implied_reach = 1
+it = ["starnuto precoce"]
+en = ["early sneeze"]
+el = ["πρόωρο φτάρνισμα"]
 """
 
 
@@ -557,6 +567,23 @@ def test_parts_within_a_few_words_say_the_whole(parts, text):
 def test_parts_apart_or_negated_say_nothing_more(parts, text):
     assert any(h.concept.id == "sneeze" for h in parts.match(text))
     assert "loud_sneeze" not in parts.concept_ids(text)
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("He sneezed, and then it was too early.", True),  # a clause join does not stop a reach
+    ("He sneezed at trick one. Everyone agreed it was too early.", True),  # the next sentence
+    ("He sneezed. Then play went on. It was too early.", False),  # two sentence ends
+    ("He sneezed " + "and we went on " * 8 + "too early.", False),  # too many words between
+])
+def test_implied_reach_lets_the_parts_lie_in_the_next_sentence(parts, text, said):
+    assert ("sneeze_early" in parts.concept_ids(text)) is said
+    assert "early_loud" not in parts.concept_ids(text)
+
+
+def test_default_glossary_reads_a_revoke_told_in_two_sentences():
+    g = question_glossary()
+    assert "revoke" in g.concept_ids("RHO ruffed the third diamond. At the end of the hand he still had a diamond.")
+    assert "revoke" not in g.concept_ids("RHO ruffed the third diamond. We played on. Later he still had a diamond.")
 
 
 def test_a_whole_of_weak_parts_only_is_not_said(parts):

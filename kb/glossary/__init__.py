@@ -52,8 +52,10 @@ GLOSSARY_DIR = Path(__file__).resolve().parent
 
 LAW_RE = re.compile(r"^\d{1,2}([A-H](\d([a-e])?)?)?$")
 ID_RE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
-_CONCEPT_KEYS = frozenset({"id", "laws", "weak", "weak_terms", "broader", "implied_by", "routine", *LANGS})
+_CONCEPT_KEYS = frozenset({"id", "laws", "weak", "weak_terms", "broader", "implied_by", "implied_reach", "routine",
+                           *LANGS})
 _IMPLIED_GAP = 5  # words allowed between the parts of an implied concept ("doubled before his turn")
+_REACH_WORDS = 30  # ... and between the parts of one whose implied_reach lets them lie in the next sentence
 # Words that join two clauses: parts on either side of one belong to different events ("1♠ was out of turn
 # and East passed" is no pass out of turn).
 _CLAUSE_JOINS = frozenset(fold(w) for w in {"and", "but", "then", "while", "e", "ed", "ma", "poi", "mentre", "και", "αλλά", "μετά",
@@ -149,6 +151,7 @@ class Concept:
     weak_terms: frozenset[str] = frozenset()  # folded terms that are ambiguous on their own
     broader: tuple[str, ...] = ()  # ids of more general concepts
     implied_by: tuple[tuple[str, ...], ...] = ()  # groups of concepts that, said together, say this one
+    implied_reach: int = 0  # sentence ends allowed between those parts (0: one clause, a few words apart)
     routine: bool = False  # ordinary play or setting ("a lead", "from dummy"): context, not the irregularity
 
     def is_weak_term(self, term: str) -> bool:
@@ -320,6 +323,7 @@ class Glossary:
                     if part == c.id or part not in self._by_id:
                         raise GlossaryError(f"concept {c.id!r}: implied_by concept {part!r} is unknown or itself")
         self._implied = [(c, group) for c in self.concepts for group in c.implied_by]
+        self.reach: int | None = None  # overrides every concept's implied_reach (bench/ablation.py)
         self._root = _Node()
         self._step_cache: dict[str, list[tuple[_Node, bool]]] = {}
         self.gap = 0
@@ -517,7 +521,8 @@ class Glossary:
             parts = [[h for h in hits if h.concept.id == part and not (h.weak and _after_not(text, h))]
                      for part in group]
             for first in parts[0]:
-                chosen = _near_all(text, first, parts[1:])
+                reach = concept.implied_reach if self.reach is None else self.reach
+                chosen = _near_all(text, first, parts[1:], reach)
                 if chosen is not None and not all(h.weak for h in chosen):
                     start, end = min(h.start for h in chosen), max(h.end for h in chosen)
                     out.append(ConceptHit(concept, first.lang, "", start, end))
@@ -643,10 +648,13 @@ def _parse_concept(item: object, where: str) -> Concept:
     if not isinstance(groups, list) or not all(isinstance(g, list) and len(g) >= 2 for g in groups):
         raise GlossaryError(f"{where}: implied_by must be a list of lists of two or more concept ids")
     implied = tuple(_string_list(g, "implied_by", where) for g in groups)
+    reach = item.get("implied_reach", 0)
+    if not isinstance(reach, int) or isinstance(reach, bool) or not 0 <= reach <= 3 or (reach and not implied):
+        raise GlossaryError(f"{where}: implied_reach must be 0 to 3, and go with implied_by")
     routine = item.get("routine", False)
     if not isinstance(routine, bool):
         raise GlossaryError(f"{where}: routine must be true or false")
-    return Concept(cid, laws, terms, weak, frozenset(weak_terms), broader, implied, routine)
+    return Concept(cid, laws, terms, weak, frozenset(weak_terms), broader, implied, reach, routine)
 
 
 def _after_not(text: str, hit: ConceptHit) -> bool:
@@ -657,15 +665,21 @@ def _after_not(text: str, hit: ConceptHit) -> bool:
     return not _NOT.isdisjoint(before[-3:])
 
 
-def _near_all(text: str, first: ConceptHit, rest: list[list[ConceptHit]]) -> list[ConceptHit] | None:
+def _near_all(text: str, first: ConceptHit, rest: list[list[ConceptHit]], reach: int = 0) -> list[ConceptHit] | None:
     """``first`` and one mention of each other part, when every part lies within ``_IMPLIED_GAP`` words
-    of the span so far (in either order), with no sentence end or clause join between them."""
+    of the span so far (in either order), with no sentence end or clause join between them.
+
+    With ``reach`` > 0 the parts may be told apart, as a story tells them ("RHO ruffed the diamond. At the
+    end he still had one"): up to ``reach`` sentence ends and ``_REACH_WORDS`` words between them."""
     chosen, start, end = [first], first.start, first.end
     for mentions in rest:
         for h in mentions:
             between = text[end:h.start] if h.start >= end else text[h.end:start] if h.end <= start else ""
             words = re.findall(r"\w+", fold(between))
-            if re.search(r"[.!?;\n]", between) or len(words) > _IMPLIED_GAP or _CLAUSE_JOINS.intersection(words):
+            if reach:
+                if len(re.findall(r"[.!?;\n]+", between)) > reach or len(words) > _REACH_WORDS:
+                    continue
+            elif re.search(r"[.!?;\n]", between) or len(words) > _IMPLIED_GAP or _CLAUSE_JOINS.intersection(words):
                 continue
             chosen.append(h)
             start, end = min(start, h.start), max(end, h.end)
