@@ -605,6 +605,9 @@ def test_the_whole_is_in_order_of_mention_with_its_parts(parts):
     ("Il difensore ha scartato una picca pur avendo ancora cuori.", "revoke"),
     ("¿El renuncio en la baza ya está consumado?", "established_revoke"),  # Spanish "en" joins no clauses
     ("Ο Ανατολικός έκοψε με ατού ενώ είχε ακόμα κούπα.", "revoke"),
+    ("LHO doubled before North had said anything.", "double_out_of_turn"),  # a name inside the term
+    ("Il mio avversario ha passato prima che Nord parlasse.", "pass_out_of_turn"),
+    ("His opening bid of 1♣ was out of turn.", "bid_out_of_turn"),  # an opening bid
 ])
 def test_default_glossary_reads_concepts_said_in_parts(text, concept):
     assert concept in question_glossary().concept_ids(text)
