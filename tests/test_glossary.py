@@ -477,9 +477,19 @@ def test_the_question_view_shares_concepts_but_not_caches(g):
     ("El muerto empujó el as hacia delante", "dummy_suggests_play"),
     ("hang on, it was my lead", "lead_out_of_turn"),
     ("Le déclarant réclame le reste", "claim"),
+    ("South led a heart and North asked him: no hearts partner?", "revoke_inquiry"),
+    ("Hold on, you're on the table, said East", "declarer_lead_out_of_turn"),
+    ("Ο Νότος είχε την έξοδο, αλλά ο ζογκαδόρος έπαιξε αντί να βγει από το μορ", "declarer_lead_out_of_turn"),
+    ("East led a spade, although his partner had won the trick", "defender_lead_out_of_turn"),
 ])
 def test_table_talk_phrasings(text, concept):
     assert concept in question_glossary().concept_ids(text)
+
+
+@pytest.mark.parametrize("text", ["Dummy has no spades, so declarer ruffs", "Il morto non ha picche",
+                                  "El muerto no tiene picas"])
+def test_saying_who_holds_what_is_no_revoke_inquiry(text):
+    assert "revoke_inquiry" not in question_glossary().concept_ids(text)
 
 
 def test_ambiguous_table_talk_needs_context():
