@@ -624,7 +624,10 @@ def test_default_glossary_reads_concepts_said_in_parts(text, concept):
 
 
 @pytest.mark.parametrize("text", ["Der Revoke ist noch nicht etabliert.", "El renuncio no está consumado todavía.",
-                                  "The revoke was not yet established when he noticed it."])
+                                  "The revoke was not yet established when he noticed it.",
+                                  "Secondo me la renonce non è ancora consumata.",  # "yet" between
+                                  "La renonce n'est pas encore consommée, non ?",
+                                  "Ovest corregge la renonce prima che sia consumata."])
 def test_a_part_negated_after_its_noun_says_no_whole(text):
     assert "established_revoke" not in question_glossary().concept_ids(text)
 

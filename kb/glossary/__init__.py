@@ -100,10 +100,13 @@ _NO = frozenset(fold(w) for w in (
 _NOT = frozenset(fold(w) for w in "not non δεν pas nicht niet no".split())
 _BE = frozenset(fold(w) for w in (
     "is was were be been c è ci era fu stata stato sono υπάρχει υπήρξε ήταν είναι y a ist war gibt gab es hay "
-    "hubo había fue er").split())
+    "hubo había fue er est était está estaba").split())
 _ARTICLES = frozenset(fold(w) for w in (
     "a an any the un una uno une des de d du la il lo l le les ein eine einen einem der die das el los las "
     "ένα μια ενός το η ο een het").split())
+# "Yet" and "still" between a negation and what it negates: "not yet established", "non è ancora consumata",
+# "n'est pas encore consommée", "noch nicht" (before), "todavía no".
+_YET = frozenset(fold(w) for w in "yet still ancora encore noch todavía aún ακόμα ακόμη nog".split())
 # A card named with a suit symbol ("the ♥8", "el 8♥", "il ♠K"), with the determiner right before it, is
 # "a card" to the glossary: terms say "dropped a card", "ha girato la carta"; narratives name the card.
 # Such a mention becomes one stand-in word in the text, and each term with a determiner + a word for
@@ -123,7 +126,7 @@ _UNSKIPPABLE = _NO | _NOT | frozenset(fold(w) for w in (
 def _negated(toks: list[tuple[int, int, str]], i: int, text: str) -> bool:
     """Whether the concept starting at token ``i`` is negated (see _NO, _NOT)."""
     j, between = i - 1, []
-    while j >= 0 and len(between) < 3 and (toks[j][2] in _ARTICLES or toks[j][2] in _BE):
+    while j >= 0 and len(between) < 3 and (toks[j][2] in _ARTICLES or toks[j][2] in _BE or toks[j][2] in _YET):
         between.append(toks[j][2])
         j -= 1
     if j < 0 or _SENTENCE_BREAK.search(text, toks[j][1], toks[i][0]):
