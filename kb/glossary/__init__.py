@@ -53,7 +53,7 @@ GLOSSARY_DIR = Path(__file__).resolve().parent
 LAW_RE = re.compile(r"^\d{1,2}([A-H](\d([a-e])?)?)?$")
 ID_RE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
 _CONCEPT_KEYS = frozenset({"id", "laws", "weak", "weak_terms", "broader", "implied_by", "implied_reach", "routine",
-                           *LANGS})
+                           "overrides", *LANGS})
 _IMPLIED_GAP = 5  # words allowed between the parts of an implied concept ("doubled before his turn")
 _REACH_WORDS = 30  # ... and between the parts of one whose implied_reach lets them lie in the next sentence
 # Words that join two clauses: parts on either side of one belong to different events ("1♠ was out of turn
@@ -155,6 +155,7 @@ class Concept:
     broader: tuple[str, ...] = ()  # ids of more general concepts
     implied_by: tuple[tuple[str, ...], ...] = ()  # groups of concepts that, said together, say this one
     implied_reach: int = 0  # sentence ends allowed between those parts (0: one clause, a few words apart)
+    overrides: tuple[str, ...] = ()  # concepts whose laws it makes irrelevant when both are said
     routine: bool = False  # ordinary play or setting ("a lead", "from dummy"): context, not the irregularity
 
     def is_weak_term(self, term: str) -> bool:
@@ -325,6 +326,9 @@ class Glossary:
                 for part in group:
                     if part == c.id or part not in self._by_id:
                         raise GlossaryError(f"concept {c.id!r}: implied_by concept {part!r} is unknown or itself")
+            for o in c.overrides:
+                if o == c.id or o not in self._by_id:
+                    raise GlossaryError(f"concept {c.id!r}: overridden concept {o!r} is unknown or itself")
         self._implied = [(c, group) for c in self.concepts for group in c.implied_by]
         self.reach: int | None = None  # overrides every concept's implied_reach (bench/ablation.py)
         self._root = _Node()
@@ -589,6 +593,8 @@ class Glossary:
         from dummy" and "a small trump", and those name the Laws on designating dummy's cards; the
         question is about the revoke."""
         concepts = self._strong_concepts(text, False)
+        overridden = {o for c in concepts for o in c.overrides}
+        concepts = [c for c in concepts if c.id not in overridden]
         telling = any(c.laws and not c.routine for c in concepts)
         hints: dict[str, float] = {}
         for c in concepts:
@@ -657,7 +663,8 @@ def _parse_concept(item: object, where: str) -> Concept:
     routine = item.get("routine", False)
     if not isinstance(routine, bool):
         raise GlossaryError(f"{where}: routine must be true or false")
-    return Concept(cid, laws, terms, weak, frozenset(weak_terms), broader, implied, reach, routine)
+    overrides = _string_list(item.get("overrides", []), "overrides", where)
+    return Concept(cid, laws, terms, weak, frozenset(weak_terms), broader, implied, reach, overrides, routine)
 
 
 def _after_not(text: str, hit: ConceptHit) -> bool:
