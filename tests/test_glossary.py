@@ -143,6 +143,8 @@ def test_load_custom_file(tmp_path):
         (GOOD + 'implied_by = ["nowhere"]\n', "implied_by must be a list of lists"),
         (GOOD + 'implied_by = [["nowhere"]]\n', "two or more"),
         (GOOD + 'implied_reach = 1\n', "go with implied_by"),
+        (GOOD + 'overrides = ["nowhere"]\n', "overridden concept 'nowhere'"),
+        (GOOD + 'overrides = ["thing"]\n', "or itself"),
         (GOOD + 'implied_reach = 9\nimplied_by = [["thing", "thing"]]\n', "implied_reach must be 0 to 3"),
         (GOOD.replace('it = ["cosa"]', 'it = []'), "empty term list"),
         (GOOD.replace('it = ["cosa"]', 'it = ["  "]'), "non-empty strings"),
@@ -635,3 +637,12 @@ def test_a_part_negated_after_its_noun_says_no_whole(text):
 def test_an_action_in_another_clause_is_not_out_of_turn():
     ids_ = question_glossary().concept_ids("The 1♠ opening came out of turn and then West passed.")
     assert "pass_out_of_turn" not in ids_
+
+
+def test_simultaneous_plays_override_a_lead_out_of_turn():
+    """Both said: the card counts as played after the lead (Law 58), the Laws on leads out of turn
+    do not apply; a lead out of turn alone still points to them."""
+    g = question_glossary()
+    both = g.law_hints("He led out of turn, but at exactly the same moment as declarer led from hand.")
+    assert "58" in both and not {"53", "54", "55", "56"} & set(both)
+    assert {"53", "54", "55", "56"} <= set(g.law_hints("He led out of turn."))
