@@ -42,6 +42,7 @@ CONFIGS: dict[str, Weights] = {
     "+ routine concepts hint beside others (1.0)": replace(BASE, routine_hints=1.0),
     "- concepts said in parts (questions)": BASE,  # same weights; questions read without implied_by (see main)
     "- parts in the next sentence (implied_reach 0)": BASE,  # same weights; every implied_by in one clause
+    "- concepts that override others (questions)": BASE,  # same weights; `overrides` ignored
     "plain RRF (lexical+dense only)": Weights(expand=False, dense_expand=0.0, dense_lang=0.0, dense_target=0.0,
                                               concepts=0.0, law_evidence=0.0, kind_prior={}, untagged=1.0,
                                               generic=1.0, diversity=1.0, concept_laws=0.0),
@@ -87,13 +88,15 @@ def main() -> int:
             if name == "- concepts said in parts (questions)":
                 questions._implied = []
                 questions.gap = gap  # forgets what it matched with them
+            if name == "- concepts that override others (questions)":
+                questions.use_overrides = False
             if name == "- parts in the next sentence (implied_reach 0)":
                 questions.reach = 0
                 questions.gap = gap
             try:
                 print(row(name, evaluate(target, qs, weights=CONFIGS[name])), flush=True)
             finally:
-                questions._implied, questions.reach = implied, reach
+                questions._implied, questions.reach, questions.use_overrides = implied, reach, True
                 questions.gap = gap
     return 0
 

@@ -331,6 +331,7 @@ class Glossary:
                     raise GlossaryError(f"concept {c.id!r}: overridden concept {o!r} is unknown or itself")
         self._implied = [(c, group) for c in self.concepts for group in c.implied_by]
         self.reach: int | None = None  # overrides every concept's implied_reach (bench/ablation.py)
+        self.use_overrides = True  # concepts' `overrides` applied (off in bench/ablation.py)
         self._root = _Node()
         self._step_cache: dict[str, list[tuple[_Node, bool]]] = {}
         self.gap = 0
@@ -593,7 +594,7 @@ class Glossary:
         from dummy" and "a small trump", and those name the Laws on designating dummy's cards; the
         question is about the revoke."""
         concepts = self._strong_concepts(text, False)
-        overridden = {o for c in concepts for o in c.overrides}
+        overridden = {o for c in concepts for o in c.overrides} if self.use_overrides else set()
         concepts = [c for c in concepts if c.id not in overridden]
         telling = any(c.laws and not c.routine for c in concepts)
         hints: dict[str, float] = {}
