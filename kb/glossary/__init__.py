@@ -330,7 +330,7 @@ class Glossary:
                 if o == c.id or o not in self._by_id:
                     raise GlossaryError(f"concept {c.id!r}: overridden concept {o!r} is unknown or itself")
         self._implied = [(c, group) for c in self.concepts for group in c.implied_by]
-        self.reach: int | None = None  # overrides every concept's implied_reach (bench/ablation.py)
+        self.reach: int | None = None  # in place of every concept's implied_reach (bench/ablation.py)
         self.use_overrides = True  # concepts' `overrides` applied (off in bench/ablation.py)
         self._root = _Node()
         self._step_cache: dict[str, list[tuple[_Node, bool]]] = {}
