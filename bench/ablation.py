@@ -87,17 +87,16 @@ def main() -> int:
                 questions.gap = 0
             if name == "- concepts said in parts (questions)":
                 questions._implied = []
-                questions.gap = gap  # forgets what it matched with them
             if name == "- concepts that override others (questions)":
                 questions.use_overrides = False
             if name == "- parts in the next sentence (implied_reach 0)":
                 questions.reach = 0
-                questions.gap = gap
+            questions.forget()  # what it matched before is read again the new way
             try:
                 print(row(name, evaluate(target, qs, weights=CONFIGS[name])), flush=True)
             finally:
                 questions._implied, questions.reach, questions.use_overrides = implied, reach, True
-                questions.gap = gap
+                questions.gap = gap  # and forgets
     return 0
 
 

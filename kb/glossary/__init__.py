@@ -107,6 +107,7 @@ _ARTICLES = frozenset(fold(w) for w in (
 # "Yet" and "still" between a negation and what it negates: "not yet established", "non è ancora consumata",
 # "n'est pas encore consommée", "noch nicht" (before), "todavía no".
 _YET = frozenset(fold(w) for w in "yet still ancora encore noch todavía aún ακόμα ακόμη nog".split())
+_BEFORE_NEGATED = _ARTICLES | _BE | _YET  # words that may stand between a negation and its concept
 # A card named with a suit symbol ("the ♥8", "el 8♥", "il ♠K"), with the determiner right before it, is
 # "a card" to the glossary: terms say "dropped a card", "ha girato la carta"; narratives name the card.
 # Such a mention becomes one stand-in word in the text, and each term with a determiner + a word for
@@ -126,7 +127,7 @@ _UNSKIPPABLE = _NO | _NOT | frozenset(fold(w) for w in (
 def _negated(toks: list[tuple[int, int, str]], i: int, text: str) -> bool:
     """Whether the concept starting at token ``i`` is negated (see _NO, _NOT)."""
     j, between = i - 1, []
-    while j >= 0 and len(between) < 3 and (toks[j][2] in _ARTICLES or toks[j][2] in _BE or toks[j][2] in _YET):
+    while j >= 0 and len(between) < 3 and toks[j][2] in _BEFORE_NEGATED:
         between.append(toks[j][2])
         j -= 1
     if j < 0 or _SENTENCE_BREAK.search(text, toks[j][1], toks[i][0]):
@@ -346,6 +347,10 @@ class Glossary:
     def gap(self, value: int) -> None:
         """Matches depend on the gap: remembered ones are forgotten when it changes."""
         self._gap = value
+        self.forget()
+
+    def forget(self) -> None:
+        """Drop remembered matches: after a change to how text is read (gap, implied concepts, reach)."""
         self._concepts_cache: dict[tuple[str, bool], list[ConceptHit]] = {}
         self._match_cache: dict[str, list[ConceptHit]] = {}
 
@@ -528,8 +533,8 @@ class Glossary:
                 continue
             parts = [[h for h in hits if h.concept.id == part and not (h.weak and _after_not(text, h))]
                      for part in group]
+            reach = concept.implied_reach if self.reach is None else self.reach
             for first in parts[0]:
-                reach = concept.implied_reach if self.reach is None else self.reach
                 chosen = _near_all(text, first, parts[1:], reach)
                 if chosen is not None and not all(h.weak for h in chosen):
                     start, end = min(h.start for h in chosen), max(h.end for h in chosen)
