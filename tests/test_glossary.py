@@ -646,3 +646,24 @@ def test_simultaneous_plays_override_a_lead_out_of_turn():
     both = g.law_hints("He led out of turn, but at exactly the same moment as declarer led from hand.")
     assert "58" in both and not {"53", "54", "55", "56"} & set(both)
     assert {"53", "54", "55", "56"} <= set(g.law_hints("He led out of turn."))
+
+
+@pytest.mark.parametrize(("text", "concept"), [
+    ("El defensor equivocado hizo la salida boca arriba fuera de turno.", "lead_out_of_turn"),
+    ("Le mauvais défenseur a mis son entame face visible hors tour.", "lead_out_of_turn"),
+    ("Il dichiarante non accetta l'uscita di Est.", "lead_refused"),
+    ("Ovest esce di picche.", "lead"),
+    ("Der Alleinspieler hat den Tisch schon gesehen.", "declarer_saw_dummy"),
+    ("He could have known that the hesitation would help his partner.", "could_have_known"),
+    ("Declarer asked dummy whether he should accept the lead.", "consulting_partner"),
+])
+def test_default_glossary_reads_story_phrasing(text, concept):
+    """Table words for a lead ("esce", "uscita"), a faced lead that still reads as out of turn, and the
+    concepts behind Laws 54C, 72B1 and 10C2 as a story says them."""
+    assert concept in question_glossary().concept_ids(text)
+
+
+def test_the_trick_dummy_won_is_no_lead_out_of_turn_by_itself():
+    """Who won the last trick is the premise of a story, not the irregularity."""
+    ids_ = question_glossary().concept_ids("Le mort avait fait la levée et le déclarant joue de sa main.")
+    assert not {"lead_out_of_turn", "declarer_lead_out_of_turn"} & set(ids_)
