@@ -245,7 +245,7 @@ def test_spans_point_into_the_original_text(g):
     spans = {h.concept.id: text[h.start : h.end] for h in hits}
     assert spans["declarer"] == "DICHIARANTE"
     assert spans["opening_lead"] == "attacco iniziale"
-    assert [text[h.start : h.end] for h in hits if h.concept.id == "revoke"] == ["RENONCE", "ρενόνς"]
+    assert [text[h.start : h.end] for h in hits if h.concept.id == "revoke"] == ["ha fatto RENONCE", "ρενόνς"]
 
 
 def test_spans_with_decomposed_accents(g):
