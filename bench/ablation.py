@@ -82,7 +82,7 @@ def main() -> int:
         for name in names:
             target = withexp if name == "+ document-side expansion" else kb
             questions = question_glossary()
-            gap, implied, reach = questions.gap, questions._implied, questions.reach
+            gap, implied, reach, overrides = questions.gap, questions._implied, questions.reach, questions.use_overrides
             if name == "- a gap in long terms of questions":
                 questions.gap = 0
             if name == "- concepts said in parts (questions)":
@@ -95,7 +95,7 @@ def main() -> int:
             try:
                 print(row(name, evaluate(target, qs, weights=CONFIGS[name])), flush=True)
             finally:
-                questions._implied, questions.reach, questions.use_overrides = implied, reach, True
+                questions._implied, questions.reach, questions.use_overrides = implied, reach, overrides
                 questions.gap = gap  # and forgets
     return 0
 
