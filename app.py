@@ -82,7 +82,7 @@ def open_kb(kb_dir: str):
 
     kb = KnowledgeBase.open(kb_dir)
     try:
-        kb.embedder()  # load the model now: the first search is then as fast as the others
+        kb.warm_up()  # load the model and the glossary now: the first search is then as fast as the others
     except Exception:  # noqa: BLE001 - search reports a model problem itself, with a sentence
         log.exception("embedding model not ready")
     return kb

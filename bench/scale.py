@@ -298,7 +298,7 @@ def search_bench(kb_dir: Path, queries: list[str], k: int = 10) -> dict:
     t1 = time.perf_counter()
     emb = kb.embedder()
     t_model = time.perf_counter() - t1
-    kb.search("warm up: the director was called to the table", k=k)
+    kb.warm_up()
     passes = []
     for _ in range(2):
         ts = []

@@ -30,6 +30,7 @@ def cmd_search(args) -> int:
     kb = _kb(args)
     kw = {"k": args.k, "lang": args.lang, "kind": args.kind, "law": args.law, "doc": args.doc}
     if args.batch:
+        kb.warm_up()
         src = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")
         with src:
             for line in src:

@@ -666,7 +666,10 @@ def address_query(q: str) -> list[str] | None:
             return None
         return list(dict.fromkeys(h.ref for h in hits))
     # "45 c 4 b": spaced lower case is too ambiguous in prose, but a whole query deep enough to
-    # have a sub-paragraph is unmistakably an address.
+    # have a sub-paragraph is unmistakably an address. (One address is a handful of words, even written
+    # out: "Article 45 section C paragraph 4 b". A longer question is not parsed again to learn that.)
+    if len(q.split()) > 12:
+        return None
     c = canonical(q)
     return [c] if c is not None and depth(c) >= 3 else None
 

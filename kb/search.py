@@ -410,12 +410,21 @@ _SENT = re.compile(r"(?<=[.!?;:])\s+")
 
 def snippet(text: str, query_words: set[str], lang: str, width: int = 260) -> str:
     """The window of the passage with most query words, those words marked **like this**."""
-    body, tokens = _body_tokens(text, lang)
+    body, tokens, where = _body_tokens(text, lang)
     if not body:
         return ""
     stems = _query_stems(frozenset(query_words), lang)
-    hit = [bool(k) and (k[0] in stems or k[1] in stems) for _, _, k in tokens]
-    hits = [t for t, h in zip(tokens, hit, strict=True) if h]
+    # the passage's words that match, looked up from the smaller side (a question and its expansion
+    # in three languages bring ~150 stems; a law paragraph has ~100-400 words)
+    found: set[int] = set()
+    if len(stems) < len(where):
+        for k in stems:
+            found.update(where.get(k, ()))
+    else:
+        for k, at in where.items():
+            if k in stems:
+                found.update(at)
+    hits = [tokens[i] for i in sorted(found)]
     if hits:
         # the window starting at a hit that covers most hits (two pointers: linear in the hits)
         best_start, best_n, j = hits[0][0], 0, 0
@@ -432,8 +441,8 @@ def snippet(text: str, query_words: set[str], lang: str, width: int = 260) -> st
     if end < len(body):
         end = body.rfind(" ", start, end) if body.rfind(" ", start, end) > start else end
     parts, pos = [], start
-    for (t0, t1, _), h in zip(tokens, hit, strict=True):
-        if h and t0 >= start and t1 <= end:
+    for t0, t1 in hits:
+        if t0 >= start and t1 <= end:
             parts += [body[pos:t0], "**", body[t0:t1], "**"]
             pos = t1
     parts.append(body[pos:end])
@@ -446,12 +455,26 @@ def _query_stems(query_words: frozenset[str], lang: str) -> frozenset[str]:
     return frozenset(stem_words(sorted(query_words), lang)) | query_words
 
 
-@lru_cache(maxsize=2048)  # ~14 KB a passage: at most ~30 MB
-def _body_tokens(text: str, lang: str) -> tuple[str, list[tuple[int, int, tuple[str, str] | tuple[()]]]]:
-    """A passage's prose on one line (no deal diagram lines) and its words with their (folded, stemmed)
-    keys. Cached: the same passages come back search after search."""
+SNIPPET_CACHE = 2048  # passages whose words a process keeps ready for snippets (~20 KB each: ~40 MB)
+
+
+def prepare_snippets(text: str, lang: str) -> None:
+    """Read a passage for its snippets ahead of a search (KnowledgeBase.warm_up, small collections)."""
+    _body_tokens(text, lang)
+
+
+@lru_cache(maxsize=SNIPPET_CACHE)
+def _body_tokens(text: str, lang: str) -> tuple[str, list[tuple[int, int]], dict[str, list[int]]]:
+    """A passage's prose on one line (no deal diagram lines), its words' spans, and where each word key
+    (folded, stemmed) occurs. Cached: the same passages come back search after search."""
     body = re.sub(r"\s+", " ", prose(text)).strip()
-    return body, [(m.start(), m.end(), _word_keys(m.group(0), lang)) for m in re.finditer(r"[^\W_]+", body)]
+    tokens: list[tuple[int, int]] = []
+    where: dict[str, list[int]] = {}
+    for i, m in enumerate(re.finditer(r"[^\W_]+", body)):
+        tokens.append((m.start(), m.end()))
+        for k in dict.fromkeys(_word_keys(m.group(0), lang)):
+            where.setdefault(k, []).append(i)
+    return body, tokens, where
 
 
 @lru_cache(maxsize=1 << 16)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import shutil
 import subprocess
@@ -21,6 +22,18 @@ pytestmark = pytest.mark.slow
 
 def _sections(hits) -> list[str]:
     return [law for h in hits for law in h.laws]
+
+
+def test_warm_up_freezes_the_heap_and_changes_no_answer(kb):
+    q = "il morto ha giocato una carta non nominata"
+    before = [(h.id, h.score) for h in kb.search(q).hits]
+    frozen = gc.get_freeze_count()
+    try:
+        kb.warm_up()
+        assert gc.get_freeze_count() > frozen  # the glossary, model and caches: out of the collector's way
+        assert [(h.id, h.score) for h in kb.search(q).hits] == before
+    finally:
+        gc.unfreeze()
 
 
 def test_search_hit_fields_and_sources(kb):
