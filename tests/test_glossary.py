@@ -474,7 +474,8 @@ def test_the_question_view_shares_concepts_but_not_caches(g):
 @pytest.mark.parametrize("text, concept", [
     ("at exactly the same moment West played a club", "simultaneous_plays"),
     ("η Δύση έριξε ένα φύλλο την ίδια στιγμή", "simultaneous_plays"),
-    ("a small heart hidden behind the clubs", "dummy_card_hidden"),
+    ("in dummy a small heart was hidden behind the clubs", "dummy_card_hidden"),
+    ("Im Strohmann lag ein kleines Herz versteckt unter den Pik", "dummy_card_hidden"),
     ("Il a fait tomber la dame de cœur", "dropped_card"),
     ("El muerto empujó el as hacia delante", "dummy_suggests_play"),
     ("hang on, it was my lead", "lead_out_of_turn"),
@@ -492,6 +493,14 @@ def test_table_talk_phrasings(text, concept):
                                   "El muerto no tiene picas"])
 def test_saying_who_holds_what_is_no_revoke_inquiry(text):
     assert "revoke_inquiry" not in question_glossary().concept_ids(text)
+
+
+@pytest.mark.parametrize("text", ["I found a diamond hiding behind my clubs",
+                                  "West's ♥7 was stuck behind his diamonds"])
+def test_a_card_hidden_in_a_players_own_hand_is_not_dummys(text):
+    """Law 64B3 is about a card hidden in dummy; hidden in one's own hand it is an ordinary revoke."""
+    ids = question_glossary().concept_ids(text)
+    assert "card_hidden" in ids and "dummy_card_hidden" not in ids
 
 
 def test_ambiguous_table_talk_needs_context():
