@@ -477,6 +477,8 @@ def test_the_question_view_shares_concepts_but_not_caches(g):
     ("in dummy a small heart was hidden behind the clubs", "dummy_card_hidden"),
     ("Im Strohmann lag ein kleines Herz versteckt unter den Pik", "dummy_card_hidden"),
     ("Il a fait tomber la dame de cœur", "dropped_card"),
+    ("East told his partner: don't worry, I've got the ace", "names_card_in_hand"),
+    ("Ο Ανατολικός είπε «τον άσο ατού τον έχω εγώ»", "names_card_in_hand"),
     ("El muerto empujó el as hacia delante", "dummy_suggests_play"),
     ("hang on, it was my lead", "lead_out_of_turn"),
     ("Le déclarant réclame le reste", "claim"),
