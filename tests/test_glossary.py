@@ -505,6 +505,12 @@ def test_a_card_hidden_in_a_players_own_hand_is_not_dummys(text):
     assert "card_hidden" in ids and "dummy_card_hidden" not in ids
 
 
+def test_a_discard_then_a_hidden_card_of_the_suit_is_a_revoke():
+    ids = question_glossary().concept_ids("I pitched a club and then found a diamond hiding behind my clubs")
+    assert "revoke" in ids and "dummy_card_hidden" not in ids
+    assert "dummy_card_hidden" in question_glossary().concept_ids("dummy still had the ♦3 buried under the clubs")
+
+
 def test_ambiguous_table_talk_needs_context():
     """'réclame' is also to demand, 'c'est à vous' is any turn: alone they are no claim, no misled lead."""
     q = question_glossary()
