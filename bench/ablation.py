@@ -39,6 +39,7 @@ CONFIGS: dict[str, Weights] = {
     "- diversity": replace(BASE, diversity=1.0),
     "- ref boost": replace(BASE, ref_boost=0.0),
     "- concept-law hints": replace(BASE, concept_laws=0.0),
+    "- hinted laws as law tokens (lexical concepts list)": replace(BASE, hint_tokens=False),
     "+ routine concepts hint beside others (1.0)": replace(BASE, routine_hints=1.0),
     "- concepts said in parts (questions)": BASE,  # same weights; questions read without implied_by (see main)
     "- parts in the next sentence (implied_reach 0)": BASE,  # same weights; every implied_by in one clause

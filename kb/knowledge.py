@@ -19,7 +19,7 @@ from ingest.model import KINDS
 from . import lawref
 from .conceptvec import ConceptVectors
 from .glossary import question_glossary
-from .lexical import query_concepts, query_words
+from .lexical import law_token, query_concepts, query_words
 from .record import situation
 from .search import (
     SNIPPET_CACHE,
@@ -240,13 +240,17 @@ class KnowledgeBase:
                 exp = question_glossary().expand(q, (lg,))
                 words += [t for t in query_words(exp, lg, negations=False) if t not in words]
         n = CANDIDATES_FOR(k)
+        hints = question_glossary().law_hints(q, w.routine_hints) if w.concept_laws else None
+        # The language-neutral list reads the query's concepts, the laws it names, and the laws its concepts
+        # relate to, as the law tokens every passage carries for its laws and their ancestors: BM25's idf
+        # then favours the specific law ("53A") over the bare number a broad concept names ("53").
+        concepts = query_concepts(q, refs) + ([law_token(h) for h in hints] if hints and w.hint_tokens else [])
         lists: list[tuple[list[int], float]] = [
             (lexical_candidates(conn, words, n, "words"), w.lexical),
-            (lexical_candidates(conn, query_concepts(q, refs), n, "concepts"), w.concepts),
+            (lexical_candidates(conn, concepts, n, "concepts"), w.concepts),
         ]
         if refs:  # passages about the named laws are candidates even if the words don't match
             lists.append((_ref_rows(conn, refs), 1.0))
-        hints = question_glossary().law_hints(q, w.routine_hints) if w.concept_laws else None
         qwords = query_word_set(q, ["it", "en", "el"])
         tags = self._tags(gen, conn, list({rid for lst, _ in lists for rid in lst}))
         cands = fuse(lists, w)

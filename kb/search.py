@@ -57,6 +57,7 @@ class Weights:
     diversity: float = 0.8  # each earlier hit on the same law section multiplies a later one's score
     ref_boost: float = 1.0  # passages about a law named in the query
     concept_laws: float = 0.45  # lift for passages on the laws the query's glossary concepts relate to
+    hint_tokens: bool = True  # ... and those laws' tokens in the language-neutral lexical list
     routine_hints: float = 0.0  # ... as a share of it for routine concepts ("a lead", "from dummy") beside others
     compose: bool = True  # glossary dense queries composed from concept vectors (conceptvec.py), not embedded
     record: bool = True  # the board's record (hands, auction, header) set aside before reading (record.py)

@@ -478,6 +478,7 @@ def test_the_question_view_shares_concepts_but_not_caches(g):
     ("Im Strohmann lag ein kleines Herz versteckt unter den Pik", "dummy_card_hidden"),
     ("Il a fait tomber la dame de cœur", "dropped_card"),
     ("East told his partner: don't worry, I've got the ace", "names_card_in_hand"),
+    ("West led out of turn and declarer called a small club from dummy", "played_to_lead_out_of_turn"),
     ("Ο Ανατολικός είπε «τον άσο ατού τον έχω εγώ»", "names_card_in_hand"),
     ("El muerto empujó el as hacia delante", "dummy_suggests_play"),
     ("hang on, it was my lead", "lead_out_of_turn"),

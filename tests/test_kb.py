@@ -265,3 +265,24 @@ def test_cli_eval(built_kb, tmp_path):
                              "gold": ["64A"]}) + "\n", encoding="utf-8")
     p = _cli("eval", str(f), kb_dir=built_kb)
     assert p.returncode == 0 and "| all |" in p.stdout
+
+
+def test_the_laws_a_querys_concepts_relate_to_are_searched_as_law_tokens(kb, monkeypatch):
+    """The language-neutral list reads the hinted laws' tokens: the specific law a concept relates to
+    meets the passages tagged with it even when none of their words are in the question."""
+    import kb.knowledge as knowledge
+    from kb.search import Weights
+
+    seen: dict[str, list[str]] = {}
+    real = knowledge.lexical_candidates
+
+    def spy(conn, terms, limit, column=None):
+        seen[column] = list(terms)
+        return real(conn, terms, limit, column)
+
+    monkeypatch.setattr(knowledge, "lexical_candidates", spy)
+    q = "West led out of turn, and before anyone spoke declarer called a small club from dummy"
+    kb.search(q)
+    assert "zl53a" in seen["concepts"]  # a lead out of turn played to is accepted: Law 53A
+    kb.search(q, weights=Weights(hint_tokens=False))
+    assert "zl53a" not in seen["concepts"]
