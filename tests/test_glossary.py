@@ -479,6 +479,10 @@ def test_the_question_view_shares_concepts_but_not_caches(g):
     ("Il a fait tomber la dame de cœur", "dropped_card"),
     ("East told his partner: don't worry, I've got the ace", "names_card_in_hand"),
     ("West led out of turn and declarer called a small club from dummy", "played_to_lead_out_of_turn"),
+    ("Is it legal to revoke on purpose if you're prepared to take the penalty?", "deliberate_infringement"),
+    ("Ma è stato lui a dirmi di giocare!", "told_to_lead"),
+    ("Der Alleinspieler fragt den Strohmann: 'Was meinst du, nehmen wir das an?'", "consulting_partner"),
+    ("My partner, who'll be dummy, says 'can we have the bidding again please?'", "auction_review"),
     ("Ο Ανατολικός είπε «τον άσο ατού τον έχω εγώ»", "names_card_in_hand"),
     ("El muerto empujó el as hacia delante", "dummy_suggests_play"),
     ("hang on, it was my lead", "lead_out_of_turn"),
@@ -510,6 +514,11 @@ def test_a_discard_then_a_hidden_card_of_the_suit_is_a_revoke():
     ids = question_glossary().concept_ids("I pitched a club and then found a diamond hiding behind my clubs")
     assert "revoke" in ids and "dummy_card_hidden" not in ids
     assert "dummy_card_hidden" in question_glossary().concept_ids("dummy still had the ♦3 buried under the clubs")
+
+
+def test_doing_something_on_purpose_alone_is_no_deliberate_infringement():
+    """'deliberately', 'apposta' are weak: any story may say them; paying the penalty on purpose is not."""
+    assert "deliberate_infringement" not in question_glossary().concept_ids("He deliberately thought for a minute")
 
 
 def test_ambiguous_table_talk_needs_context():
