@@ -483,6 +483,8 @@ def test_the_question_view_shares_concepts_but_not_caches(g):
     ("Ma è stato lui a dirmi di giocare!", "told_to_lead"),
     ("Der Alleinspieler fragt den Strohmann: 'Was meinst du, nehmen wir das an?'", "consulting_partner"),
     ("My partner, who'll be dummy, says 'can we have the bidding again please?'", "auction_review"),
+    ("Before North called, West said 'sorry, we play it as a multi'", "correction_of_explanation"),
+    ("Ο εκτελεστής τον κράτησε φανερό, σχεδόν ακουμπισμένο στο τραπέζι", "touching_the_table"),
     ("Ο Ανατολικός είπε «τον άσο ατού τον έχω εγώ»", "names_card_in_hand"),
     ("El muerto empujó el as hacia delante", "dummy_suggests_play"),
     ("hang on, it was my lead", "lead_out_of_turn"),
@@ -514,6 +516,12 @@ def test_a_discard_then_a_hidden_card_of_the_suit_is_a_revoke():
     ids = question_glossary().concept_ids("I pitched a club and then found a diamond hiding behind my clubs")
     assert "revoke" in ids and "dummy_card_hidden" not in ids
     assert "dummy_card_hidden" in question_glossary().concept_ids("dummy still had the ♦3 buried under the clubs")
+
+
+def test_i_dont_accept_it_is_a_refused_lead_only_beside_a_lead_out_of_turn():
+    q = question_glossary()
+    assert "lead_refused" in q.concept_ids("I thought my partner had won the trick and led; declarer said 'I don't accept it'")
+    assert "lead_refused" not in q.concept_ids("Declarer claimed the rest and East said 'I don't accept it'")
 
 
 def test_doing_something_on_purpose_alone_is_no_deliberate_infringement():
