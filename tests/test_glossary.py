@@ -485,6 +485,8 @@ def test_the_question_view_shares_concepts_but_not_caches(g):
     ("My partner, who'll be dummy, says 'can we have the bidding again please?'", "auction_review"),
     ("Before North called, West said 'sorry, we play it as a multi'", "correction_of_explanation"),
     ("Ο εκτελεστής τον κράτησε φανερό, σχεδόν ακουμπισμένο στο τραπέζι", "touching_the_table"),
+    ("Yo, por reflejo, empiezo a bajar mis cartas como si fuera el muerto", "declarer_spreads_hand"),
+    ("The automatic transfer is not enough: they'd have run five clubs", "insufficiently_compensated"),
     ("Ο Ανατολικός είπε «τον άσο ατού τον έχω εγώ»", "names_card_in_hand"),
     ("El muerto empujó el as hacia delante", "dummy_suggests_play"),
     ("hang on, it was my lead", "lead_out_of_turn"),
