@@ -526,6 +526,12 @@ def test_i_dont_accept_it_is_a_refused_lead_only_beside_a_lead_out_of_turn():
     assert "lead_refused" not in q.concept_ids("Declarer claimed the rest and East said 'I don't accept it'")
 
 
+def test_changing_ones_mind_about_a_played_card_points_to_law_47F():
+    """A card once played stays played (47F) unless 47A-E allow it back: the law a change of mind meets."""
+    hints = question_glossary().law_hints("He played the ♥2 and then said 'sorry, I want to play the ten instead'")
+    assert "47F" in hints
+
+
 def test_doing_something_on_purpose_alone_is_no_deliberate_infringement():
     """'deliberately', 'apposta' are weak: any story may say them; paying the penalty on purpose is not."""
     assert "deliberate_infringement" not in question_glossary().concept_ids("He deliberately thought for a minute")
