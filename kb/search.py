@@ -27,7 +27,7 @@ from ingest import lang as langid
 from . import lawref
 from .conceptvec import ConceptVectors
 from .glossary import question_glossary
-from .lexical import bm25_idf, bm25_top, bounded_terms, fts_query
+from .lexical import bm25_idf, bm25_top, bounded_terms, fts_query, posting_arrays
 from .store import HNSW_ABOVE, cores
 from .textnorm import fold, prose, stem_words, words
 
@@ -120,13 +120,15 @@ def detect_query_lang(q: str) -> str:
     return langid.detect(q, default="und")
 
 
-def lexical_candidates(conn, terms: list[str], limit: int, column: str | None = None) -> list[int]:
+def lexical_candidates(conn, terms: list[str], limit: int, column: str | None = None,
+                       memo: dict | None = None) -> list[int]:
     """BM25 ranking over one column ('words' in the query's language, or 'concepts'): from the
-    generation's BM25 postings (FTS5's scores, without its per-row cost), else from FTS5 itself."""
+    generation's BM25 postings (FTS5's scores, without its per-row cost), else from FTS5 itself.
+    `memo`: a per-generation dict where the postings read are kept for later searches."""
     if not terms:
         return []
     if column is not None:
-        ranked = _postings_candidates(conn, terms, limit, column)
+        ranked = _postings_candidates(conn, terms, limit, column, memo)
         if ranked is not None:
             return ranked
     rows = conn.execute("SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT ?",
@@ -134,27 +136,67 @@ def lexical_candidates(conn, terms: list[str], limit: int, column: str | None = 
     return [r[0] for r in rows]
 
 
-def _postings_candidates(conn, terms: list[str], limit: int, column: str) -> list[int] | None:
+POSTINGS_MEMO_BYTES = 64 << 20  # postings a process keeps between searches (at 100k passages, ~300 frequent terms)
+
+
+def _postings_candidates(conn, terms: list[str], limit: int, column: str, memo: dict | None = None
+                         ) -> list[int] | None:
     """Top BM25 rowids from bm25_postings (None for a generation written without them).
 
     Reads document frequencies first (index only), so that a bounded set of terms, rarest first,
-    is all whose postings are read (see lexical.bounded_terms)."""
+    is all whose postings are read (see lexical.bounded_terms). What it reads stays in `memo` (the
+    words of questions recur: "declarer", "dummy", "card"), within POSTINGS_MEMO_BYTES."""
     terms = list(dict.fromkeys(terms))
+    memo = {} if memo is None else memo
+    docs = memo.get("docs")
+    if docs is None:
+        try:
+            stats = conn.execute("SELECT docs FROM bm25_stats").fetchone()
+        except sqlite3.OperationalError:
+            return None
+        if stats is None:
+            return None
+        docs = memo["docs"] = stats[0]
+    dfs: dict[str, int] = memo.setdefault(("df", column), {})
+    unknown = [t for t in terms if t not in dfs]
+    if unknown:
+        found = dict(conn.execute(f"SELECT term, df FROM bm25_postings WHERE col = ? AND term IN "
+                                  f"({','.join('?' * len(unknown))})", (column, *unknown)).fetchall())
+        dfs.update({t: found.get(t, 0) for t in unknown})
+    keep = bounded_terms([(t, dfs[t]) for t in terms])
+    if not keep:
+        return []
+    posts: dict[str, tuple[np.ndarray, np.ndarray]] = memo.setdefault(("postings", column), {})
+    got = {t: posts[t] for t in keep if t in posts}  # held here: another search may empty the memo meanwhile
+    unread = [t for t in keep if t not in got]
+    if unread:
+        for term, rowids, weights in conn.execute(
+                f"SELECT term, rowids, weights FROM bm25_postings WHERE col = ? AND term IN "
+                f"({','.join('?' * len(unread))})", (column, *unread)):
+            posts[term] = got[term] = posting_arrays(rowids, weights)
+            memo["bytes"] = memo.get("bytes", 0) + len(rowids) * 2 + len(weights)
+    ranked = bm25_top([(*got[t], bm25_idf(dfs[t], docs)) for t in sorted(keep)], limit)
+    if memo.get("bytes", 0) > POSTINGS_MEMO_BYTES:
+        for key in [k for k in memo if isinstance(k, tuple) and k[0] == "postings"]:
+            del memo[key]
+        memo["bytes"] = 0
+    return ranked
+
+
+def preload_postings(conn, memo: dict) -> None:
+    """Every posting of a small generation into `memo` (KnowledgeBase.warm_up): its first searches then
+    read no SQLite at all for their lexical lists."""
     try:
         stats = conn.execute("SELECT docs FROM bm25_stats").fetchone()
     except sqlite3.OperationalError:
-        return None
+        return
     if stats is None:
-        return None
-    marks = ",".join("?" * len(terms))
-    dfs = dict(conn.execute(f"SELECT term, df FROM bm25_postings WHERE col = ? AND term IN ({marks})",
-                            (column, *terms)).fetchall())
-    keep = bounded_terms([(t, dfs.get(t, 0)) for t in terms])
-    if not keep:
-        return []
-    rows = conn.execute(f"SELECT rowids, weights, df FROM bm25_postings WHERE col = ? AND term IN "
-                        f"({','.join('?' * len(keep))})", (column, *keep)).fetchall()
-    return bm25_top([(r[0], r[1], bm25_idf(r[2], stats[0])) for r in rows], limit)
+        return
+    memo["docs"] = stats[0]
+    for col, term, df, rowids, weights in conn.execute("SELECT col, term, df, rowids, weights FROM bm25_postings"):
+        memo.setdefault(("df", col), {})[term] = df
+        memo.setdefault(("postings", col), {})[term] = posting_arrays(rowids, weights)
+        memo["bytes"] = memo.get("bytes", 0) + len(rowids) * 2 + len(weights)
 
 
 def dense_queries(q: str, qlang: str, w: Weights, encode: Callable[[list[str]], np.ndarray],

@@ -276,9 +276,9 @@ def test_the_laws_a_querys_concepts_relate_to_are_searched_as_law_tokens(kb, mon
     seen: dict[str, list[str]] = {}
     real = knowledge.lexical_candidates
 
-    def spy(conn, terms, limit, column=None):
+    def spy(conn, terms, limit, column=None, memo=None):
         seen[column] = list(terms)
-        return real(conn, terms, limit, column)
+        return real(conn, terms, limit, column, memo)
 
     monkeypatch.setattr(knowledge, "lexical_candidates", spy)
     q = "West led out of turn, and before anyone spoke declarer called a small club from dummy"

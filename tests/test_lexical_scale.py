@@ -190,3 +190,25 @@ def test_default_corpus_postings_rank_like_fts5(kb: KnowledgeBase):
         words = lexical.query_words(q, lang)
         for terms, col in ((words, "words"), (lexical.query_concepts(q, lawref.parse_refs(q)), "concepts")):
             assert lexical_candidates(conn, terms, 100, col) == [r for r, _ in _fts(conn, terms, col)]
+
+
+def test_postings_kept_between_searches_change_no_ranking(tmp_path, monkeypatch):
+    """A search keeps the postings it read (and a small generation can preload them all): later searches
+    rank exactly as from SQLite, and the memo empties itself past its byte budget."""
+    import kb.search as search
+
+    _, conn = _store(tmp_path)
+    memo: dict = {}
+    for terms, column in QUERIES * 2:
+        assert lexical_candidates(conn, terms, 100, column, memo) == lexical_candidates(conn, terms, 100, column)
+    assert memo[("postings", "words")] and memo["docs"] == 300
+    preloaded: dict = {}
+    search.preload_postings(conn, preloaded)
+    assert len(preloaded[("postings", "words")]) == conn.execute(
+        "SELECT count(*) FROM bm25_postings WHERE col = 'words'").fetchone()[0]
+    for terms, column in QUERIES:
+        assert lexical_candidates(conn, terms, 100, column, preloaded) == lexical_candidates(conn, terms, 100, column)
+    monkeypatch.setattr(search, "POSTINGS_MEMO_BYTES", 1)
+    small: dict = {}
+    assert lexical_candidates(conn, VOCAB[:70], 100, "words", small) == lexical_candidates(conn, VOCAB[:70], 100, "words")
+    assert ("postings", "words") not in small and small["bytes"] == 0
