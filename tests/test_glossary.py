@@ -532,6 +532,11 @@ def test_changing_ones_mind_about_a_played_card_points_to_law_47F():
     assert "47F" in hints
 
 
+def test_a_claim_by_putting_the_hand_down_is_not_declarer_becoming_dummy():
+    ids = question_glossary().concept_ids("Declarer put his hand down and said the rest were his")
+    assert "declarer_spreads_hand" not in ids
+
+
 def test_doing_something_on_purpose_alone_is_no_deliberate_infringement():
     """'deliberately', 'apposta' are weak: any story may say them; paying the penalty on purpose is not."""
     assert "deliberate_infringement" not in question_glossary().concept_ids("He deliberately thought for a minute")
