@@ -15,11 +15,12 @@ test: install browser
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml constraints.txt
 	test -x $(PY) || python3 -m venv $(VENV)
 	# torch first, pinned to the local CPU build, so nothing below pulls a CUDA build.
-	$(PIP) install --quiet torch==2.13.0
-	$(PIP) install --quiet -e '.[dev]'
+	$(PIP) install --quiet -c constraints.txt torch==2.13.0
+	# the rest at the versions the README's numbers were measured with (constraints.txt)
+	$(PIP) install --quiet -c constraints.txt -e '.[dev]'
 	touch $@
 
 # Debian's chromium for the real-browser tests (root on CI; skipped if already there).
