@@ -148,15 +148,9 @@ def _postings_candidates(conn, terms: list[str], limit: int, column: str, memo: 
     words of questions recur: "declarer", "dummy", "card"), within POSTINGS_MEMO_BYTES."""
     terms = list(dict.fromkeys(terms))
     memo = {} if memo is None else memo
-    docs = memo.get("docs")
+    docs = memo.get("docs") or _bm25_docs(conn, memo)
     if docs is None:
-        try:
-            stats = conn.execute("SELECT docs FROM bm25_stats").fetchone()
-        except sqlite3.OperationalError:
-            return None
-        if stats is None:
-            return None
-        docs = memo["docs"] = stats[0]
+        return None
     dfs: dict[str, int] = memo.setdefault(("df", column), {})
     unknown = [t for t in terms if t not in dfs]
     if unknown:
@@ -173,8 +167,7 @@ def _postings_candidates(conn, terms: list[str], limit: int, column: str, memo: 
         for term, rowids, weights in conn.execute(
                 f"SELECT term, rowids, weights FROM bm25_postings WHERE col = ? AND term IN "
                 f"({','.join('?' * len(unread))})", (column, *unread)):
-            posts[term] = got[term] = posting_arrays(rowids, weights)
-            memo["bytes"] = memo.get("bytes", 0) + len(rowids) * 2 + len(weights)
+            got[term] = _remember(memo, column, term, rowids, weights)
     ranked = bm25_top([(*got[t], bm25_idf(dfs[t], docs)) for t in sorted(keep)], limit)
     if memo.get("bytes", 0) > POSTINGS_MEMO_BYTES:
         for key in [k for k in memo if isinstance(k, tuple) and k[0] == "postings"]:
@@ -186,17 +179,30 @@ def _postings_candidates(conn, terms: list[str], limit: int, column: str, memo: 
 def preload_postings(conn, memo: dict) -> None:
     """Every posting of a small generation into `memo` (KnowledgeBase.warm_up): its first searches then
     read no SQLite at all for their lexical lists."""
+    if _bm25_docs(conn, memo) is None:
+        return
+    for col, term, df, rowids, weights in conn.execute("SELECT col, term, df, rowids, weights FROM bm25_postings"):
+        memo.setdefault(("df", col), {})[term] = df
+        _remember(memo, col, term, rowids, weights)
+
+
+def _bm25_docs(conn, memo: dict) -> int | None:
+    """The generation's passage count for BM25's idf, noted in `memo`; None without bm25_stats."""
     try:
         stats = conn.execute("SELECT docs FROM bm25_stats").fetchone()
     except sqlite3.OperationalError:
-        return
+        return None
     if stats is None:
-        return
+        return None
     memo["docs"] = stats[0]
-    for col, term, df, rowids, weights in conn.execute("SELECT col, term, df, rowids, weights FROM bm25_postings"):
-        memo.setdefault(("df", col), {})[term] = df
-        memo.setdefault(("postings", col), {})[term] = posting_arrays(rowids, weights)
-        memo["bytes"] = memo.get("bytes", 0) + len(rowids) * 2 + len(weights)
+    return stats[0]
+
+
+def _remember(memo: dict, column: str, term: str, rowids: bytes, weights: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """A term's postings as arrays, kept in `memo` and counted against its byte budget."""
+    arrays = memo.setdefault(("postings", column), {})[term] = posting_arrays(rowids, weights)
+    memo["bytes"] = memo.get("bytes", 0) + len(rowids) * 2 + len(weights)  # rowids widen to intp
+    return arrays
 
 
 def dense_queries(q: str, qlang: str, w: Weights, encode: Callable[[list[str]], np.ndarray],
