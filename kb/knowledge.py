@@ -167,6 +167,10 @@ class KnowledgeBase:
             cache.update(_tags(conn, missing))
         return {r: cache[r] for r in rowids if r in cache}
 
+    def _postings(self, gen: Generation) -> dict:
+        """The BM25 postings kept between searches (bounded in bytes by search._postings_candidates itself)."""
+        return self._memo("postings", gen, 1 << 30)
+
     def _also_in(self, gen: Generation, conn, lang: str, laws: list[str]) -> list[AlsoIn]:
         """`also_in` of a passage depends on its primary law and language only: remembered per generation."""
         if not laws:
@@ -204,7 +208,7 @@ class KnowledgeBase:
         rows = conn.execute("SELECT rowid, text, lang FROM passages LIMIT ?", (SNIPPET_CACHE + 1,)).fetchall()
         if len(rows) <= SNIPPET_CACHE:
             self._tags(gen, conn, [r[0] for r in rows])
-            preload_postings(conn, self._memo("postings", gen, 1 << 30))
+            preload_postings(conn, self._postings(gen))
             for _, text, lang in rows:
                 prepare_snippets(text, lang)
         gc.collect()
@@ -247,7 +251,7 @@ class KnowledgeBase:
         # relate to, as the law tokens every passage carries for its laws and their ancestors: BM25's idf
         # then favours the specific law ("53A") over the bare number a broad concept names ("53").
         concepts = query_concepts(q, refs) + ([law_token(h) for h in hints] if hints and w.hint_tokens else [])
-        postings = self._memo("postings", gen, 1 << 30)  # bounded in bytes by lexical_candidates itself
+        postings = self._postings(gen)
         lists: list[tuple[list[int], float]] = [
             (lexical_candidates(conn, words, n, "words", postings), w.lexical),
             (lexical_candidates(conn, concepts, n, "concepts", postings), w.concepts),
