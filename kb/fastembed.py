@@ -428,9 +428,13 @@ class OnnxQueryEncoder:
         prompt = self.prompt if prompt is None else prompt
         encs = self.tokenizer.encode_batch([prompt + t for t in texts])
         # A query and its expansion differ a lot in length: padding them into one batch costs more than
-        # two runs. So: one run per text for a few texts, else length-sorted batches.
+        # two runs. So: one run per text for a few texts, else length-sorted batches. The int8 graph
+        # always runs one text at a time: its activations are quantised with a scale taken over the whole
+        # batch, so a text batched with others (padding included) gets another vector than alone, and
+        # the glossary's concept vectors would then depend on which of them a build happened to embed.
         order = sorted(range(len(encs)), key=lambda i: len(encs[i].ids))
-        step = 1 if len(texts) <= SINGLE_RUNS_UP_TO else max(1, batch_size)
+        single = len(texts) <= SINGLE_RUNS_UP_TO or self.variant == "onnx-int8"
+        step = 1 if single else max(1, batch_size)
         for a in range(0, len(order), step):
             idx = order[a:a + step]
             out[idx] = self._run([encs[i] for i in idx])

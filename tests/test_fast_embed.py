@@ -254,6 +254,19 @@ def test_queries_match_sentence_transformers(fast):
 
 
 @pytest.mark.slow
+def test_int8_vector_does_not_depend_on_its_batch(fast):
+    """int8 activations are quantised per run: a text must get the vector it gets alone, whatever it is
+    embedded with (the glossary's concept vectors are embedded many at a time, a query alone)."""
+    onnx_dir = fastembed.onnx_dir_for(fast._model_dir)
+    fastembed.ensure_int8(onnx_dir, fast._model_dir)
+    enc = fastembed.OnnxQueryEncoder(fast._model_dir, onnx_dir, "onnx-int8")
+    many = SENTENCES + ["carta " * 60, "x"] * (fastembed.SINGLE_RUNS_UP_TO + 1)
+    together = enc.encode(many, batch_size=16)
+    alone = np.concatenate([enc.encode([t]) for t in SENTENCES])
+    assert np.array_equal(together[:len(SENTENCES)], alone)
+
+
+@pytest.mark.slow
 def test_embedder_contract_and_cache(fast):
     assert fast is embed.get_embedder()
     assert fast.name == embed.default_model_name() and fast.dim == 384
