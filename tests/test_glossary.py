@@ -715,3 +715,25 @@ def test_the_trick_dummy_won_is_no_lead_out_of_turn_by_itself():
     """Who won the last trick is the premise of a story, not the irregularity."""
     ids_ = question_glossary().concept_ids("Le mort avait fait la levée et le déclarant joue de sa main.")
     assert not {"lead_out_of_turn", "declarer_lead_out_of_turn"} & set(ids_)
+
+
+@pytest.mark.parametrize("text", ["South discarded a heart. 'Oh no, I have a club!'",
+                                  "Nord ha scartato una cuori. 'Ah no, ce l'ho!'"])
+def test_an_exclamation_before_a_comma_negates_nothing(text):
+    """ "Oh no, I have one" says the player has the suit: the "no" ends at the comma."""
+    assert "revoke" in question_glossary().concept_ids(text)
+    assert "revoke" not in question_glossary().concept_ids("South discarded a heart, and no, he did not have a club.")
+
+
+def test_a_claim_after_a_revoke_establishes_it():
+    """Law 63A3: a claim or concession by the revoker's side, told apart from the revoke."""
+    g = question_glossary()
+    hints = g.law_hints("East revoked in spades at trick 9. At trick 11 West said the rest are ours.")
+    assert "63A3" in hints
+    assert "63A3" not in g.law_hints("East revoked in spades at trick 9.")
+
+
+def test_simultaneous_plays_override_every_kind_of_lead_out_of_turn():
+    hints = question_glossary().law_hints(
+        "Declarer led, and at the same moment West, who thought he had won the trick, faced the ace.")
+    assert "58" in hints and not {"53", "56"} & set(hints)

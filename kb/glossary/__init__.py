@@ -676,8 +676,11 @@ def _parse_concept(item: object, where: str) -> Concept:
 def _after_not(text: str, hit: ConceptHit) -> bool:
     """Whether one of the three words before a weak part is a "not": "nicht etabliert", "not yet
     established" (such a part is often a verb negated after its noun, where the matcher's negation rule
-    does not look; a strong part, a noun, has that rule)."""
-    before = re.findall(r"\w+", fold(text[max(0, hit.start - 30):hit.start]))
+    does not look; a strong part, a noun, has that rule). Not across a comma or a sentence end: "ah no,
+    ce l'ho", "oh no, I have one" is an exclamation before what it says."""
+    window = text[max(0, hit.start - 30):hit.start]
+    window = _SENTENCE_BREAK.split(window)[-1]
+    before = re.findall(r"\w+", fold(window))
     return not _NOT.isdisjoint(before[-3:])
 
 
