@@ -737,3 +737,18 @@ def test_simultaneous_plays_override_every_kind_of_lead_out_of_turn():
     hints = question_glossary().law_hints(
         "Declarer led, and at the same moment West, who thought he had won the trick, faced the ace.")
     assert "58" in hints and not {"53", "56"} & set(hints)
+
+
+@pytest.mark.parametrize(("text", "law"), [
+    ("At trick 5 I could not remember whether it was doubled. May I ask now?", "41C"),
+    ("West has a penalty card. May East take it into account when he discards?", "50E"),
+    ("East led out of turn and dummy came down before declarer said anything.", "54C"),
+])
+def test_concepts_told_as_a_story_point_to_their_law(text, law):
+    """A question about the contract during the play (41C); what partner makes of a penalty card (50E); a
+    lead out of turn after which dummy was spread, so declarer saw it (54C)."""
+    assert law in question_glossary().law_hints(text)
+
+
+def test_talk_of_using_information_alone_says_nothing():
+    assert "50E" not in question_glossary().law_hints("May East take it into account when he bids?")
