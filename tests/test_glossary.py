@@ -145,7 +145,7 @@ def test_load_custom_file(tmp_path):
         (GOOD + 'implied_reach = 1\n', "go with implied_by"),
         (GOOD + 'overrides = ["nowhere"]\n', "overridden concept 'nowhere'"),
         (GOOD + 'overrides = ["thing"]\n', "or itself"),
-        (GOOD + 'implied_reach = 9\nimplied_by = [["thing", "thing"]]\n', "implied_reach must be 0 to 3"),
+        (GOOD + 'implied_reach = 9\nimplied_by = [["thing", "thing"]]\n', "implied_reach must be 0 to 6"),
         (GOOD.replace('it = ["cosa"]', 'it = []'), "empty term list"),
         (GOOD.replace('it = ["cosa"]', 'it = ["  "]'), "non-empty strings"),
     ],

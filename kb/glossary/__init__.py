@@ -664,8 +664,8 @@ def _parse_concept(item: object, where: str) -> Concept:
         raise GlossaryError(f"{where}: implied_by must be a list of lists of two or more concept ids")
     implied = tuple(_string_list(g, "implied_by", where) for g in groups)
     reach = item.get("implied_reach", 0)
-    if not isinstance(reach, int) or isinstance(reach, bool) or not 0 <= reach <= 3 or (reach and not implied):
-        raise GlossaryError(f"{where}: implied_reach must be 0 to 3, and go with implied_by")
+    if not isinstance(reach, int) or isinstance(reach, bool) or not 0 <= reach <= 6 or (reach and not implied):
+        raise GlossaryError(f"{where}: implied_reach must be 0 to 6, and go with implied_by")
     routine = item.get("routine", False)
     if not isinstance(routine, bool):
         raise GlossaryError(f"{where}: routine must be true or false")
@@ -696,7 +696,7 @@ def _near_all(text: str, first: ConceptHit, rest: list[list[ConceptHit]], reach:
             between = text[end:h.start] if h.start >= end else text[h.end:start] if h.end <= start else ""
             words = re.findall(r"\w+", fold(between))
             if reach:
-                if len(re.findall(r"[.!?;\n]+", between)) > reach or len(words) > _REACH_WORDS:
+                if len(re.findall(r"[.!?;\n]+", between)) > reach or len(words) > _REACH_WORDS * reach:
                     continue
             elif re.search(r"[.!?;\n]", between) or len(words) > _IMPLIED_GAP or _CLAUSE_JOINS.intersection(words):
                 continue
