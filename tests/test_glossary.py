@@ -752,3 +752,17 @@ def test_concepts_told_as_a_story_point_to_their_law(text, law):
 
 def test_talk_of_using_information_alone_says_nothing():
     assert "50E" not in question_glossary().law_hints("May East take it into account when he bids?")
+
+
+@pytest.mark.parametrize("text", [
+    "Declarer called the nine, I covered with the jack, then he changed to the ten. Now I want my jack back.",
+    "Il dichiarante ha corretto la carta chiamata dal morto: posso cambiare anch'io la mia?",
+])
+def test_a_player_wanting_his_card_back_after_a_change_points_to_47D(text):
+    assert "47D" in question_glossary().law_hints(text)
+
+
+def test_a_withdrawn_play_beside_talk_of_information_is_law_16C():
+    g = question_glossary()
+    assert "16C" in g.law_hints("East took back the king. Later his partner played as if he knew where it was.")
+    assert "16C" not in g.law_hints("East took back the king and played low.")
