@@ -766,3 +766,13 @@ def test_a_withdrawn_play_beside_talk_of_information_is_law_16C():
     g = question_glossary()
     assert "16C" in g.law_hints("East took back the king. Later his partner played as if he knew where it was.")
     assert "16C" not in g.law_hints("East took back the king and played low.")
+
+
+def test_a_long_reach_lets_a_story_name_the_card_first_and_ask_last():
+    """implied_reach 6 (30 words per sentence end): the penalty card at the start, the question at the end."""
+    g = question_glossary()
+    story = ("West dropped the king of spades and it stayed on the table as a penalty card. East won the next "
+             "trick. He cashed two diamonds. Then he thought for a long time about his discard. May East take it "
+             "into account?")
+    assert "50E" in g.law_hints(story)
+    assert "50E" not in g.law_hints(story.replace("May East take it into account?", "What now?"))

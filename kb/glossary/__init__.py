@@ -55,7 +55,7 @@ ID_RE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
 _CONCEPT_KEYS = frozenset({"id", "laws", "weak", "weak_terms", "broader", "implied_by", "implied_reach", "routine",
                            "overrides", *LANGS})
 _IMPLIED_GAP = 5  # words allowed between the parts of an implied concept ("doubled before his turn")
-_REACH_WORDS = 30  # ... and between the parts of one whose implied_reach lets them lie in the next sentence
+_REACH_WORDS = 30  # ... and, per sentence end allowed, between the parts of one whose implied_reach lets them lie apart
 # Words that join two clauses: parts on either side of one belong to different events ("1♠ was out of turn
 # and East passed" is no pass out of turn).
 _CLAUSE_JOINS = frozenset(fold(w) for w in {"and", "but", "then", "while", "e", "ed", "ma", "poi", "mentre", "και", "αλλά", "μετά",
@@ -689,7 +689,7 @@ def _near_all(text: str, first: ConceptHit, rest: list[list[ConceptHit]], reach:
     of the span so far (in either order), with no sentence end or clause join between them.
 
     With ``reach`` > 0 the parts may be told apart, as a story tells them ("RHO ruffed the diamond. At the
-    end he still had one"): up to ``reach`` sentence ends and ``_REACH_WORDS`` words between them."""
+    end he still had one"): up to ``reach`` sentence ends and ``reach × _REACH_WORDS`` words between them."""
     chosen, start, end = [first], first.start, first.end
     for mentions in rest:
         for h in mentions:
