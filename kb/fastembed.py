@@ -16,7 +16,7 @@ The export runs once per converted model and lands next to it in the model cache
 (``<model dir>-onnx<FORMAT>/``), written to a temporary folder and renamed into place, like
 :func:`kb.embed.e5_model_dir`. At export time the fp32 graph is checked against the fp32
 sentence-transformers model on a fixed it/en/el probe set (cosine 1.00000); the int8 copy, made the
-first time it is asked for, against the fp32 graph (min cosine ~0.994). The cosines are recorded
+first time it is asked for, against the fp32 graph (min cosine ~0.994 for the plain model, 0.957 with the adapter). The cosines are recorded
 and decide which variants may be used by default (see :data:`MIN_COSINE`).
 
 Passages are never encoded here: the index keeps its sentence-transformers fp32 vectors.
@@ -47,8 +47,11 @@ INT8_MARKER = "int8-check.json"  # written after encoder.int8.onnx, which is mad
 INT8_FORMAT = 2  # bump when _quantize changes: a marker of another format means "make it again"
 VARIANTS = {"onnx": "encoder.onnx", "onnx-int8": "encoder.int8.onnx"}
 # The least cosine to the fp32 sentence-transformers query vector, over the probe set, for a variant
-# to be chosen by default (an explicit KB_QUERY_ENCODER still uses it, with a warning).
-MIN_COSINE = {"onnx": 0.9999, "onnx-int8": 0.99}
+# to be chosen by default (an explicit KB_QUERY_ENCODER still uses it, with a warning). int8 is a guard
+# against a broken quantisation, not a ranking test: with the adapter (kb/models) its probe cosine is 0.957
+# (0.994 with the plain model) and retrieval does not move: dev 0.944/1.000/0.875 both ways, 792 tuning
+# questions 0.907/0.972/0.772 against fp32's 0.909/0.971/0.769 (section R@5 / law R@5 / section MRR@10).
+MIN_COSINE = {"onnx": 0.9999, "onnx-int8": 0.95}
 MAX_TOKENS = 512
 SINGLE_RUNS_UP_TO = 4
 _STALE_TMP_S = 3600

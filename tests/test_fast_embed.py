@@ -203,7 +203,7 @@ def test_variant_choice():
     assert embed._choose_variant("auto", ok) == embed.AUTO_ORDER[0]
     assert embed._choose_variant("onnx", ok) == "onnx"
     assert embed._choose_variant("onnx-int8", ok) == "onnx-int8"
-    bad_int8 = {"onnx": {"min_cos": 1.0}, "onnx-int8": {"min_cos": 0.95}}
+    bad_int8 = {"onnx": {"min_cos": 1.0}, "onnx-int8": {"min_cos": 0.9}}
     assert embed._choose_variant("auto", bad_int8) == "onnx"
     assert embed._choose_variant("onnx-int8", bad_int8) == "onnx-int8"  # explicit: used, with a warning
     with pytest.raises(fastembed.FastUnavailable):
