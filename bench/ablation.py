@@ -29,7 +29,7 @@ CONFIGS: dict[str, Weights] = {
     "- lexical (concepts)": replace(BASE, concepts=0.0),
     "- dense": replace(BASE, dense=0.0, dense_expand=0.0),
     "dense weight 1 (before the adapter)": replace(BASE, dense=1.0),
-    "- adapter (plain e5-small, dense weight 1)": replace(BASE, dense=1.0),  # on a KB built with KB_ADAPTER=off
+    "- adapter (plain e5-small; dense weight 1)": replace(BASE, dense=1.0),  # on a KB built with KB_ADAPTER=off
     "- glossary expansion (lexical)": replace(BASE, expand=False),
     "- a gap in long terms of questions": BASE,  # same weights; questions read word for word (see main)
     "+ dense query of question + expansion (0.5)": replace(BASE, dense_expand=0.5),
@@ -94,7 +94,7 @@ def main() -> int:
         build(default_corpus_dir(), tmp, doc_expansion=True)
         withexp = KnowledgeBase.open(tmp)
     plain = None
-    if "- adapter (plain e5-small, dense weight 1)" in names:
+    if "- adapter (plain e5-small; dense weight 1)" in names:
         import tempfile
 
         from kb.build import build
@@ -110,7 +110,7 @@ def main() -> int:
         print("| configuration | section R@5 | law R@5 | section MRR@10 | cross-language section R@5 (n) |")
         print("|---|---|---|---|---|")
         for name in names:
-            target = {"+ document-side expansion": withexp, "- adapter (plain e5-small, dense weight 1)": plain}.get(name, kb)
+            target = {"+ document-side expansion": withexp, "- adapter (plain e5-small; dense weight 1)": plain}.get(name, kb)
             questions = question_glossary()
             gap, implied, reach, overrides = questions.gap, questions._implied, questions.reach, questions.use_overrides
             if name == "- a gap in long terms of questions":
