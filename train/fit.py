@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from kb.e5convert import _EMB_MAP, _LAYER_MAP, _Q4_BLOCK, dequant_q4_0  # noqa: E402
+from kb.e5convert import _Q4_BLOCK, dequant_q4_0, state_dict  # noqa: E402
 from kb.evaluate import relevant  # noqa: E402
 
 TARGETS = ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense",
@@ -57,8 +57,13 @@ class Pack:
             self.meta = json.loads(f.metadata()["meta"])
         self.ids, self.offs = self.z["ids"], self.z["offs"]
         self.n_pass, self.n_train = self.meta["n_pass"], self.meta["n_train"]
+        cfg = self.meta["config"]  # what e5convert.state_dict reads of a model file
+        self.hidden, self.layers, self.ffn = self.meta["hidden"], self.meta["layers"], self.meta["ffn"]
+        self.vocab_size, self.max_positions, self.type_vocab = (cfg["vocab_size"], cfg["max_position_embeddings"],
+                                                                cfg["type_vocab_size"])
 
     def tensor(self, name: str) -> np.ndarray:
+        """Like :meth:`kb.e5convert.E5File.tensor`, on the pack's (vocabulary-trimmed) copy of the file."""
         if "q4:" + name in self.z:
             return dequant_q4_0(self.z["q4:" + name].view(_Q4_BLOCK))
         return self.z["f32:" + name]
@@ -75,16 +80,7 @@ def base_model(pk: Pack):
     cfg.hidden_dropout_prob = cfg.attention_probs_dropout_prob = 0.0
     cfg._attn_implementation = "sdpa"  # no [batch, heads, L, L] attention matrices kept for backward
     m = BertModel(cfg, add_pooling_layer=False)
-    h, f = meta["hidden"], meta["ffn"]
-    shapes = {"emb.word": tuple(pk.z["shape:emb.word"]), "emb.pos": (cfg.max_position_embeddings, h),
-              "emb.type": (cfg.type_vocab_size, h)}
-    sd = {dst: torch.from_numpy(pk.tensor(src).reshape(shapes.get(src, (h,))).copy()) for src, dst in _EMB_MAP.items()}
-    for layer in range(meta["layers"]):
-        for suffix, dst in _LAYER_MAP.items():
-            t = pk.tensor(f"l{layer}.{suffix}")
-            if suffix.endswith(".w") and "ln" not in suffix:
-                t = t.reshape(f if suffix == "fi.w" else h, -1)
-            sd[f"encoder.layer.{layer}.{dst}"] = torch.from_numpy(t.copy())
+    sd = {k: torch.from_numpy(v.copy()) for k, v in state_dict(pk).items() if not k.startswith("pooler.")}
     missing, unexpected = m.load_state_dict(sd, strict=False)
     assert not unexpected and all("position_ids" in k for k in missing), (missing, unexpected)
     for p in m.parameters():
