@@ -20,6 +20,7 @@ import numpy as np
 from kb import e5convert
 from kb.build import embed_text
 from kb.embed import _weights_path, e5_model_dir
+from kb.evaluate import load_questions
 from kb.glossary import default_glossary
 from kb.record import situation
 from kb.search import Weights, dense_text, prepare_query
@@ -46,14 +47,8 @@ def passages(kb_dir: Path) -> list[dict]:
 
 
 def questions(files: list[Path], tag: str | None, w: Weights) -> list[dict]:
-    rows = []
-    for f in files:
-        for line in f.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                r = json.loads(line)
-                rows.append(dict(id=r["id"], lang=r.get("lang", "?"), gold=r["gold"],
-                                 text=question_text(r["query"], w), set=tag or f.stem))
-    return rows
+    return [dict(id=r["id"], lang=r["lang"], gold=r["gold"], text=question_text(r["query"], w), set=tag or f.stem)
+            for f in files for r in load_questions(f)]
 
 
 def glossary_terms() -> list[dict]:
