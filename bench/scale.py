@@ -165,16 +165,13 @@ def concept_vectors(src_kb: Path | None, model: str):
     """The glossary's concept vectors, as a real build writes them (kb/build.py): taken from the source
     KB when it has them, else embedded. Without them every search embeds ~4 texts instead of one."""
     from kb.build import _concept_vectors
-    from kb.embed import get_embedder
+    from kb.embed import LazyEmbedder
     from kb.store import Generation, current_generation, default_kb_dir
-
-    class Lazy:  # the model is loaded only if some rendering is not in the source KB
-        def encode_queries(self, texts):
-            return get_embedder().encode_queries(texts)
 
     gen_path = current_generation(Path(src_kb or default_kb_dir()))
     prev = Generation(gen_path) if gen_path else None
-    return _concept_vectors(Lazy(), model, prev if prev and prev.manifest.get("model") == model else None)
+    # the model is loaded only if some rendering is not in the source KB
+    return _concept_vectors(LazyEmbedder(), model, prev if prev and prev.manifest.get("model") == model else None)
 
 
 def _rss_mb() -> float:

@@ -115,13 +115,10 @@ def _build(corpus: Path, kb_dir: Path, embedder, progress: Progress, embed: bool
     corpus, kb_dir = Path(corpus), Path(kb_dir)
     catalog, catalog_problems = load_catalog(corpus)
     prev = _previous(kb_dir)
-    if embed and embedder is None:
-        progress("model", 0, 1, "preparing the embedding model")
-        from .embed import get_embedder
+    if embed and embedder is None:  # loaded only if something needs embedding (see LazyEmbedder)
+        from .embed import LazyEmbedder
 
-        embedder = get_embedder()
-        progress("model", 1, 1, embedder.name)
-    timings["model"] = time.perf_counter() - t0
+        embedder = LazyEmbedder(progress=progress)
     model_name = embedder.name if embed else ""
     if prev and embed and prev.manifest.get("model") not in ("", model_name):
         prev_vectors_ok = False  # another model built it: its vectors can't be mixed with ours
@@ -190,7 +187,8 @@ def _build(corpus: Path, kb_dir: Path, embedder, progress: Progress, embed: bool
             cache = _prev_vectors(prev, keys) if prev_vectors_ok else {}
             missing = [i for i, k in enumerate(keys) if k not in cache]
             reused_count = len(passages) - len(missing)
-            dim = embedder.dim
+            # an unchanged build takes the width from its reused vectors and never loads the model
+            dim = len(next(iter(cache.values()))) if cache and not missing else embedder.dim
             vectors = np.zeros((len(passages), dim), dtype=np.float32)
             for i, k in enumerate(keys):
                 if k in cache:
@@ -245,6 +243,8 @@ def _build(corpus: Path, kb_dir: Path, embedder, progress: Progress, embed: bool
     except BaseException:
         writer.abort()
         raise
+    if getattr(embedder, "loaded", False):
+        timings["model"] = embedder.load_s
     timings["total"] = time.perf_counter() - t0
     return BuildResult(gen, reports, len(passages), embedded, reused_count, timings, model_name)
 

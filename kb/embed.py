@@ -30,7 +30,8 @@ import numpy as np
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-__all__ = ["Embedder", "STEmbedder", "FastEmbedder", "e5_model_dir", "get_embedder", "DEFAULT_MODEL"]
+__all__ = ["Embedder", "STEmbedder", "FastEmbedder", "LazyEmbedder", "e5_model_dir", "get_embedder", "model_name",
+           "DEFAULT_MODEL"]
 
 log = logging.getLogger(__name__)
 
@@ -355,6 +356,65 @@ def get_embedder(spec: str | None = None) -> Embedder:
     spec = spec or os.environ.get("KB_MODEL") or DEFAULT_MODEL
     mode = (os.environ.get("KB_QUERY_ENCODER") or "auto").strip().lower()
     return _load(spec, mode, _adapter_tag() if spec == DEFAULT_MODEL else "")
+
+
+def model_name(spec: str | None = None) -> str:
+    """The manifest name ``get_embedder(spec)`` has, without loading (or converting) anything."""
+    spec = spec or os.environ.get("KB_MODEL") or DEFAULT_MODEL
+    if spec == DEFAULT_MODEL:
+        return default_model_name()
+    local = Path(spec).expanduser()
+    return str(local.resolve()) if local.is_dir() else spec
+
+
+class LazyEmbedder:
+    """:class:`Embedder` whose model is loaded on first use, not when it is made.
+
+    A build whose passages and glossary renderings all have vectors from the previous generation
+    never encodes anything: an unchanged re-ingest then skips the model (~1.2 s of ONNX Runtime
+    start-up) and only compares names. ``progress(stage, done, total, detail)`` (a build's progress
+    callback) hears "model" 0/1 and 1/1 around the load; ``load_s`` is how long it took (0 if never).
+    """
+
+    def __init__(self, spec: str | None = None,
+                 progress: Callable[[str, int, int, str], None] | None = None) -> None:
+        self.spec = spec
+        self.name = model_name(spec)
+        self.load_s = 0.0
+        self._progress = progress
+        self._model: Embedder | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def model(self) -> Embedder:
+        with self._lock:
+            if self._model is None:
+                if self._progress:
+                    self._progress("model", 0, 1, "preparing the embedding model")
+                t = time.perf_counter()
+                model = get_embedder(self.spec)
+                self.load_s = time.perf_counter() - t
+                if model.name != self.name:  # the cheap name must be the loaded model's
+                    raise RuntimeError(f"model name {model.name!r} is not the expected {self.name!r}")
+                self._model = model
+                if self._progress:
+                    self._progress("model", 1, 1, self.name)
+            return self._model
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    @property
+    def dim(self) -> int:
+        return self.model.dim
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        return self.model.encode_queries(texts)
+
+    def encode_passages(self, texts: list[str], batch_size: int = 32,
+                        progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+        return self.model.encode_passages(texts, batch_size=batch_size, progress=progress)
 
 
 def default_model_name() -> str:

