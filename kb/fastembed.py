@@ -3,8 +3,9 @@
 Why: importing sentence-transformers costs ~4 s and one query through it ~20 ms, while a search
 embeds one or two short texts. This module runs the very same network with ONNX Runtime:
 
-* tokens: ``tokenizers.Tokenizer.from_file(<model dir>/tokenizer.json)`` (the file
-  sentence-transformers itself loads), truncated to 512 tokens, the model's own ``query: `` prompt;
+* tokens: the model dir's ``tokenizer.json`` (the file sentence-transformers itself loads), through
+  kb/tokenizer.py (the same ids from a subset of the vocabulary that loads 1 s faster), truncated to
+  512 tokens, the model's own ``query: `` prompt;
 * word embeddings: rows gathered with numpy from a read-only memory map of the model's
   ``model.safetensors`` (the 250k x 384 table is 96% of the weights but a query touches a few dozen
   rows, so it stays out of the ONNX graph: the graph is 86 MB in fp32, 22 MB in int8, and loads fast);
@@ -37,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from .store import cores
+from .tokenizer import QueryTokenizer
 
 __all__ = ["FORMAT", "MIN_COSINE", "VARIANTS", "OnnxQueryEncoder", "FastUnavailable", "ensure_onnx",
            "ensure_int8", "onnx_dir_for", "export_report"]
@@ -388,7 +390,7 @@ class OnnxQueryEncoder:
     def __init__(self, model_dir: Path, onnx_dir: Path, variant: str = "onnx", threads: int | None = None) -> None:
         try:
             import onnxruntime as ort
-            from tokenizers import Tokenizer
+            import tokenizers  # noqa: F401
         except ImportError as e:
             raise FastUnavailable(f"fast query encoder unavailable: {e}") from e
         if variant not in VARIANTS:
@@ -396,9 +398,7 @@ class OnnxQueryEncoder:
         self.variant = variant
         self.model_dir, self.onnx_dir = Path(model_dir), Path(onnx_dir)
         self.prompt = query_prompt(self.model_dir)
-        self.tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
-        self.tokenizer.no_padding()
-        self.tokenizer.enable_truncation(MAX_TOKENS)
+        self.tokenizer = QueryTokenizer(self.model_dir, MAX_TOKENS)  # the model's tokenizer.json, loaded fast
         try:
             cfg = json.loads((self.model_dir / "config.json").read_text(encoding="utf-8"))
             self.pad_id = int(cfg.get("pad_token_id") or 0)
@@ -429,13 +429,13 @@ class OnnxQueryEncoder:
         if not texts:
             return out
         prompt = self.prompt if prompt is None else prompt
-        encs = self.tokenizer.encode_batch([prompt + t for t in texts])
+        encs = self.tokenizer.encode_batch([prompt + t for t in texts])  # one id array per text
         # A query and its expansion differ a lot in length: padding them into one batch costs more than
         # two runs. So: one run per text for a few texts, else length-sorted batches. The int8 graph
         # always runs one text at a time: its activations are quantised with a scale taken over the whole
         # batch, so a text batched with others (padding included) gets another vector than alone, and
         # the glossary's concept vectors would then depend on which of them a build happened to embed.
-        order = sorted(range(len(encs)), key=lambda i: len(encs[i].ids))
+        order = sorted(range(len(encs)), key=lambda i: len(encs[i]))
         single = len(texts) <= SINGLE_RUNS_UP_TO or self.variant == "onnx-int8"
         step = 1 if single else max(1, batch_size)
         for a in range(0, len(order), step):
@@ -446,12 +446,12 @@ class OnnxQueryEncoder:
         return out
 
     def _run(self, encs) -> np.ndarray:
-        n = max(len(e.ids) for e in encs)
+        n = max(len(e) for e in encs)
         ids = np.full((len(encs), n), self.pad_id, np.int64)
         mask = np.zeros((len(encs), n), np.int64)
         for i, e in enumerate(encs):
-            ids[i, :len(e.ids)] = e.ids
-            mask[i, :len(e.ids)] = 1
+            ids[i, :len(e)] = e
+            mask[i, :len(e)] = 1
         emb = self.words[ids]  # fancy indexing on the memory map: a plain (b, n, dim) float32 array
         out = self.session.run(None, {"inputs_embeds": emb, "attention_mask": mask})[0]
         return np.ascontiguousarray(out, dtype=np.float32)
