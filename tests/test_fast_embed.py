@@ -137,7 +137,8 @@ def test_int8_is_made_once_on_request(tmp_path, monkeypatch):
     assert "onnx-int8" not in fastembed.export_report(onnx_dir)["variants"]
     made = []
 
-    def quantize(src, dst):
+    def quantize(src, dst, feeds=None):
+        assert feeds is not None  # calibration texts for SmoothQuant
         made.append(Path(dst))
         Path(dst).write_bytes(b"int8")
 
@@ -174,7 +175,7 @@ def test_auto_mode_makes_int8_or_keeps_fp32(fake_torch_path, monkeypatch, quanti
     monkeypatch.setattr(fastembed, "export", _fake_export([]))
     fastembed.ensure_onnx(embed.e5_model_dir())
 
-    def quantize(src, dst):
+    def quantize(src, dst, feeds=None):
         if not quantiser_works:
             raise RuntimeError("unsupported graph")
         Path(dst).write_bytes(b"int8")
@@ -250,7 +251,8 @@ def test_queries_match_sentence_transformers(fast):
             print(variant, passed, np.round(cos, 5).tolist())
             # A variant that failed its check on the probe set may fail here too, but is never chosen (below).
             assert cos.min() >= fastembed.MIN_COSINE[variant] - 1e-4 or not passed, (variant, cos)
-        assert report["variants"][variant]["min_cos"] >= (0.98 if variant == "onnx" else 0.9)
+        # int8 with SmoothQuant (kb/smoothquant.py): 0.9885 with the adapter; 0.957 without SmoothQuant
+        assert report["variants"][variant]["min_cos"] >= 0.98
         assert passed or fast.query_encoder != variant
     got = fast.encode_queries(SENTENCES)
     assert ((got * ref).sum(1)).min() >= fastembed.MIN_COSINE[fast.query_encoder] - 1e-4
