@@ -11,8 +11,9 @@ the full tokenizer, loaded the first time one comes.
 Exact, not approximate: the subset keeps the piece with the lowest score (the unknown-character
 cost is derived from it), every special token, and the normaliser and pre-tokeniser unchanged; its
 ids are mapped back to the full vocabulary's. It is written once beside ``tokenizer.json``
-(atomically; if the folder is read-only it lives in memory only) after agreeing with the full
-tokenizer on a probe set, and is refused, the full one used, if it ever does not.
+(atomically) after agreeing with the full tokenizer on a probe set, and is refused, the full one
+used, if it ever does not. In a read-only model folder the full tokenizer serves (making the subset
+takes ~3 s: worth it once, not in every process).
 """
 
 from __future__ import annotations
@@ -96,7 +97,8 @@ class QueryTokenizer:
             if doc.get("format") == FORMAT and doc.get("ranges") == [list(r) for r in RANGES]:
                 return _configured(Tokenizer.from_str(doc["tokenizer"]), self.max_tokens), np.asarray(doc["ids"], np.int64)
         except FileNotFoundError:
-            pass
+            if not os.access(self.model_dir, os.W_OK):  # it could not be kept: making it each time costs 3 s
+                return None, None
         except Exception as e:  # noqa: BLE001 - a bad file (truncated, foreign, old) is made again
             log.warning("%s unreadable (%s): making it again", path, e)
         return self._make_subset(path)

@@ -66,10 +66,13 @@ def test_unreadable_subset_file_is_made_again_and_a_read_only_folder_still_works
     def refuse(*a, **k):
         raise PermissionError("read-only")
 
-    monkeypatch.setattr(qtok.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(qtok.tempfile, "mkstemp", refuse)  # a write that fails all the same: kept in memory
     qt = qtok.QueryTokenizer(d, 512)
     assert qt.subset is not None and not (d / qtok.SUBSET_FILE).exists()
     assert qt.encode_batch(["ab"])[0].tolist() == qt.full().encode("ab").ids
+    monkeypatch.setattr(qtok.os, "access", lambda path, mode: False)  # a read-only folder: the full tokenizer
+    qt = qtok.QueryTokenizer(d, 512)
+    assert qt.subset is None and qt.encode_batch(["ab"])[0].tolist() == qt.full().encode("ab").ids
 
 
 def test_a_subset_that_disagrees_with_the_full_tokenizer_is_not_used(tmp_path, monkeypatch):
