@@ -195,7 +195,7 @@ class KnowledgeBase:
     def warm_up(self) -> None:
         """Make the next search as fast as any later one, for a process that will serve many.
 
-        Loads what a first search loads (the model, the glossary, concept vectors, the language
+        Loads what a first search loads (the model, the glossary, the language
         detector) by running one; in a collection small enough for the caches to hold it whole, reads
         every passage's ranking tags, snippet words and BM25 postings (197 passages: 40 ms); then
         freezes the heap that will live as long as the process: the cyclic garbage collector no longer
@@ -262,7 +262,9 @@ class KnowledgeBase:
         tags = self._tags(gen, conn, list({rid for lst, _ in lists for rid in lst}))
         cands = fuse(lists, w)
         if encode is not None:  # what needs the question's vector, last
-            qvecs, weights = dense_queries(q, qlang, w, encode, self._concept_vectors(gen))
+            # concept vectors only serve the glossary's dense lists, off by default: not loaded then (0.1 s)
+            cvecs = self._concept_vectors(gen) if w.dense_expand or w.dense_target else None
+            qvecs, weights = dense_queries(q, qlang, w, encode, cvecs)
             dense_lists = list(zip(dense_candidates(gen.index, qvecs, n), weights, strict=True))
             tags.update(self._tags(gen, conn, list({rid for lst, _ in dense_lists for rid in lst} - tags.keys())))
             if w.dense_lang and dense_lists:
