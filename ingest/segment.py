@@ -33,14 +33,19 @@ _INNER_HEADING = re.compile(rf"\b{_KEYWORD}\s*\.?\s*(\d{{1,2}})\s*[-–—]\s*[A
 _SUBHEAD = re.compile(r"^(\d{1,2})\s?([A-H])\s?(\d)?\s*[.)]?\s+(\S.*)$")
 _SUBSCOPE = re.compile(r"^(\d)\)\s+(\S.*)$")
 _EXAMPLE_NO = re.compile(r"^\s*(\d{1,2})\s*$")
+# "Example 3", "Esempio 12 - Il morto avverte", "Παράδειγμα 2:", "Exemple n° 4", "Caso 5." alone on a line
+_EXAMPLE_HEADING = re.compile(r"^\W{0,3}(example|esempio|παράδειγμα|exemple|beispiel|ejemplo|voorbeeld|caso|case|fall)"
+                              r"\s*(?:n[.°º]?\s*|nr\.?\s*|no\.?\s*|#\s*)?(\d{1,3})\s*(?:[-–—:.)]\s*(.{0,80}))?$",
+                              re.IGNORECASE)
 _SECTION = re.compile(r"^(ΣΤ|[A-HΑ-Η])\s*[.)]\s*(\S.*)?$")
 _DIGIT = re.compile(r"^(\d)\s*[.)]\s*(\S.*)?$")
 _SUB = re.compile(r"^\(?([a-eα-ε])\)\s*(\S.*)?$")
 _ELLIPSIS = re.compile(r"^\[\s*(?:\.\s*){3}\]$|^\[…\]$")
 _BULLET = re.compile(r"^[-–•]\s+")
 _MARKUP = re.compile(r"\*\*|</?u>|</?b>|</?i>")
-_ANSWER = re.compile(r"^\W*(?:risposta|risposte|answer|answers|ruling|decision|la decisione|soluzione|"
-                     r"απάντηση|απαντήσεις|réponse|antwort|respuesta|antwoord)\s*(?:[:.]\**\s*|$)", re.IGNORECASE)
+_ANSWER = re.compile(r"^\W*(?:risposta|risposte|answer|answers|ruling|decision|la decisione|decisione|soluzione|"
+                     r"απάντηση|απαντήσεις|απόφαση|réponse|décision|antwort|entscheidung|respuesta|decisión|"
+                     r"antwoord|beslissing)\s*(?:[:.]\**\s*|$)", re.IGNORECASE)
 _SEAT_CUE = re.compile(r"^(?:\d\)\s*)?(?:North|South|East|West|Nord|Sud|Est|Ovest|EW|NS|EO|E/W|N/S|E-W|N-S|"
                        r"Βορράς|Νότος|Ανατολή|Δύση|Nord|Süd|Ost|Norte|Sur|Este|Oeste)\b")
 _EXAMPLE_CUE = re.compile(r"(?:^ES:|^EX:|\b(?:ad esempio|per esempio|esempio|for instance|for example|example|"
@@ -177,6 +182,8 @@ class _Segmenter:
         self.cur = Block("commentary", title=doc_title)
         self.law: str | None = None  # current law heading number
         self.law_title = ""
+        self.topic: str | None = None  # law of a title-case heading ("Law 25 - Changes of Call"), for examples
+        self.topic_title = ""
         self.cursor: _LawCursor | None = None
         self.chapter: str | None = None  # law whose examples are being numbered
         self.chapter_title = ""
@@ -185,7 +192,7 @@ class _Segmenter:
         self.scope: str | None = None  # sub-section address (47D, 46B2, 47E2)
         self.scope_title = ""
         self.scope_count = 0
-        self.blank_run = 0
+        self.blank_run = 1  # the start of the document counts as a break before its first line
 
     # -- helpers
     def flush(self) -> None:
@@ -220,10 +227,24 @@ class _Segmenter:
             kw = re.match(r"\W*(\S+?)\s*\.{0,2}\s*\d", t)
             label = f"{kw.group(1).rstrip('.').upper() if kw else 'LAW'} {num}"
             self.law, self.law_title = num, f"{label} – {rest}" if rest else label
+            self.topic = None
             self.cursor = _LawCursor(num)
             self._start(Block("law_text", [ln], address=num, chapter=num, title=self.law_title))
             if self.chapter != num:
                 self.scope = None
+            return
+
+        m = _EXAMPLE_HEADING.match(t)
+        law = self.law or self.topic
+        if m and law and not (m.group(3) and _SENT_END.search(m.group(3)) and len(m.group(3)) > 40):
+            # A worked example announced by name: it belongs to the law it stands under, whatever its number
+            # (documents number them per law or straight through).
+            n = int(m.group(2))
+            self.chapter, self.chapter_title = law, self.law_title if self.law else self.topic_title
+            self.ex_no, self.scope = n, None
+            self.example = Block("example", [ln], chapter=self.chapter,
+                                 title=f"{self._chapter_label()} · {m.group(1).lower()} {n}", example_no=str(n))
+            self._start(self.example)
             return
 
         m = _EXAMPLE_NO.match(t)
@@ -313,10 +334,12 @@ class _Segmenter:
                 self._start(blk)
                 return
 
-        if (self.cur.kind != "law_text" and _INNER_HEADING.search(t) and gap >= 1
+        if (self.cur.kind != "law_text" and (inner := _INNER_HEADING.search(t)) and gap >= 1
                 and not _EXAMPLE_NO.match(t) and _looks_title(t)):
             self._start(Block("commentary", [ln], chapter=self.law, title=t))
             self.example = None
+            if inner.start() == 0 and lawref.canonical(inner.group(1)):  # "Law 25 - Changes of Call" opens a topic
+                self.topic, self.topic_title = inner.group(1), t
             return
         self.cur.lines.append(ln)
 
@@ -442,7 +465,7 @@ def _split_commentary(b: Block) -> list[Block]:
 def split_question_answer(lines: list[str]) -> tuple[str | None, str | None]:
     """The case as put, and the ruling. An explicit 'Risposta/Answer' wins; else the last question line."""
     body = list(lines)
-    while body and (not plain(body[0]) or _EXAMPLE_NO.match(body[0])):
+    while body and (not plain(body[0]) or _EXAMPLE_NO.match(body[0]) or _EXAMPLE_HEADING.match(plain(body[0]))):
         body = body[1:]  # the example's own number is not part of the question
     for i, ln in enumerate(body):
         if _ANSWER.match(plain(ln)):

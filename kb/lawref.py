@@ -299,6 +299,12 @@ class _Parser:
         letter = self.toks[j].text
         nxt = self.at(j + 1)
         if letter in _WORDLIKE_LETTERS:
+            if nxt is not None and nxt.kind == "num" and len(nxt.text) == 1 and nxt.text != "0":
+                # "Art. 73 E 1: ...", "43 A 2 b", "73 E 2 e 73 F": a sub-paragraph digit follows; not "45 E 46"
+                # (a list) nor "45 A 2 tricks" (a count)
+                after = self.at(j + 2)
+                return (after is None or after.kind == "punct" or after.key in _SEP_WORDS
+                        or (len(after.text) == 1 and _sub_letter(after.text) is not None))
             return nxt is None or nxt.kind == "punct"
         return True
 
@@ -337,8 +343,14 @@ class _Parser:
         t = self.at(j)
         if t is None or t.kind != "word" or (sub := _sub_letter(t.text)) is None:
             return
-        if not t.spaced or self.loose or (t.text.islower() and self._boundary(j + 1, strict=True)):
+        if not t.spaced or self.loose or (t.text.islower() and (self._boundary(j + 1, strict=True)
+                                                                 or self._joins_next_address(j + 1))):
             a.sub, a.end = sub, j + 1
+
+    def _joins_next_address(self, j: int) -> bool:
+        """A conjunction then a number at token j: "45 C 4 b e 46 B" lists two addresses."""
+        t = self.at(j)
+        return t is not None and t.kind == "word" and t.key in _SEP_WORDS and self._is(j + 1, "num")
 
     def _paren_digit(self, j: int) -> bool:
         """'(1)' glued to a section letter: '64A(1)'."""

@@ -225,3 +225,50 @@ def test_unreadable_file_reported_not_raised(tmp_path):
     f.write_bytes(b"%PDF-1.7\n garbage")
     ps, rep, _ = process_file(f, tmp_path)
     assert ps == [] and rep.status == "failed" and rep.message
+
+
+# A lesson as many directors write one: title-case law headings, "Example N" lines, "Ruling:" answers.
+NAMED_EXAMPLES_EN = """Law 27 - Insufficient Bid
+
+Under Law 27B1(b) the insufficient bid may be replaced by a comparable call without further rectification.
+
+Example 4
+North opens 1NT and East overcalls 2♥. South, who missed the overcall, bids 2♣.
+
+Ruling: West does not accept it. A double showing four spades is comparable (Law 27B1(b)), so the auction goes on.
+
+Example 5
+East opens 1♠; South bids 1♥. The director is called.
+
+Ruling: 2♥ is the lowest sufficient bid in the same denomination: Law 27B1(a) applies.
+
+Law 67 - Defective Trick
+
+Example 6
+At trick 4 East did not play; West has already led to trick 5.
+
+Ruling: Law 67A1 applies: East supplies a card to trick 4."""
+
+NAMED_EXAMPLES_IT = """Art. 73 - Comunicazione
+
+Art. 73 E 1: è lecito ingannare con una chiamata o una giocata.
+
+Esempio 2
+Nord esita a lungo con un singolo e poi passa; Est sbaglia il controgioco.
+
+Decisione: nessuna ragione bridgistica dimostrabile: si applicano l'Art. 73 E 2 e 73 F."""
+
+
+def test_named_examples_under_title_case_headings():
+    ps, _ = document_passages(_doc(NAMED_EXAMPLES_EN), CatalogEntry(file="t.txt", languages=["en"]))
+    ex = [p for p in ps if p.kind == "example"]
+    assert [p.example_no for p in ex] == ["4", "5", "6"]
+    assert ex[0].laws[0] == "27B1b" and ex[1].laws == ["27B1a"] and ex[2].laws == ["67A1"]
+    assert ex[0].question.startswith("North opens 1NT") and ex[0].answer.startswith("West does not accept")
+    assert "Example 4" in ex[0].title or "example 4" in ex[0].title
+    assert not any("Ruling" in p.text for p in ps if p.kind != "example")  # each ruling stays with its case
+
+    ps, _ = document_passages(_doc(NAMED_EXAMPLES_IT), CatalogEntry(file="t.txt", languages=["it"]))
+    ex = [p for p in ps if p.kind == "example"]
+    assert len(ex) == 1 and ex[0].laws == ["73E2", "73F"] and ex[0].answer.startswith("nessuna ragione")
+    assert any(p.laws == ["73E1"] for p in ps)  # "Art. 73 E 1", not Laws 73 and 1

@@ -98,6 +98,10 @@ ITALIAN = [
     ("Si applica il **46B** prima e poi **il 46B5**.", ["46B", "46B5"]),
     ("artt. 45 a 47", ["45", "46", "47"]),
     ("ART. 45 E 46", ["45", "46"]),  # upper-case "E" is "and" here, not section E
+    ("Art. 73 E 1: è lecito ingannare", ["73E1"]),  # ... but section E when a sub-paragraph digit follows
+    ("l'Art. 73 D 2, 73 E 2 e 73 F", ["73D2", "73E2", "73F"]),
+    ("Art. 43 A 2 b", ["43A2b"]),
+    ("Art. 45 C 4 b e 46 B", ["45C4b", "46B"]),
 ]
 
 GREEK = [
@@ -179,6 +183,7 @@ def test_never_a_reference(text: str) -> None:
     ("text", "expected"),
     [
         ("Law 45 A player may", ["45"]),  # "A" the article, not section A
+        ("Law 45 A 2 tricks", ["45"]),  # nor before a count
         ("Law 64, 2 tricks", ["64"]),  # a count, not Law 2
         ("Law 45C 2 tricks", ["45C"]),
         ("Law 45C4a, e poi", ["45C4a"]),
