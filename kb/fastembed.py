@@ -249,14 +249,15 @@ def ensure_int8(onnx_dir: Path, model_dir: Path, log: Callable[[str], None] | No
     try:
         t0 = time.perf_counter()
         try:
-            _quantize(onnx_dir / VARIANTS["onnx"], tmp_model, _calibration_feeds(model_dir, onnx_dir))
+            fp32 = OnnxQueryEncoder(model_dir, onnx_dir, "onnx")  # calibrates SmoothQuant, then is the reference
+            _quantize(onnx_dir / VARIANTS["onnx"], tmp_model, _calibration_feeds(fp32))
         except ImportError as e:
             raise FastUnavailable(f"cannot quantise: {e}") from e
         except Exception as e:  # noqa: BLE001 - a graph the quantiser can't read: the fp32 graph serves
             raise FastUnavailable(f"cannot quantise {onnx_dir / VARIANTS['onnx']}: {e}") from e
         t_q = time.perf_counter() - t0
         os.replace(tmp_model, onnx_dir / VARIANTS["onnx-int8"])
-        ref = OnnxQueryEncoder(model_dir, onnx_dir, "onnx").encode(PROBE)
+        ref = fp32.encode(PROBE)
         check = _check(OnnxQueryEncoder(model_dir, onnx_dir, "onnx-int8"), ref, VARIANTS["onnx-int8"], onnx_dir)
         check["against"] = "onnx (fp32)"
         check["format"] = INT8_FORMAT
@@ -324,13 +325,13 @@ def _fuse(src: Path, dst: Path, heads: int, hidden: int) -> bool:
         return False
 
 
-def _calibration_feeds(model_dir: Path, onnx_dir: Path) -> Iterator[dict[str, np.ndarray]]:
-    """The fp32 graph's inputs for the probe set and kb/models/int8-calibration.txt, one text per run."""
+def _calibration_feeds(enc: OnnxQueryEncoder) -> Iterator[dict[str, np.ndarray]]:
+    """The graph's inputs for the probe set and kb/models/int8-calibration.txt (tokens and word vectors from
+    ``enc``), one text per run."""
     texts = list(PROBE)
     path = Path(__file__).with_name("models") / CALIBRATION
     if path.exists():
         texts += [t for t in path.read_text(encoding="utf-8").splitlines() if t.strip() and not t.startswith("#")]
-    enc = OnnxQueryEncoder(model_dir, onnx_dir, "onnx")
     for ids in enc.tokenizer.encode_batch([enc.prompt + t for t in texts]):
         yield {"inputs_embeds": enc.words[ids[None, :]], "attention_mask": np.ones((1, len(ids)), np.int64)}
 

@@ -115,7 +115,8 @@ class QueryTokenizer:
         if made is None:  # not a unigram model: nothing to gain
             return None, None
         sub_spec, ids = made
-        sub = _configured(Tokenizer.from_str(json.dumps(sub_spec)), self.max_tokens)
+        sub_json = json.dumps(sub_spec)
+        sub = _configured(Tokenizer.from_str(sub_json), self.max_tokens)
         ids = np.asarray(ids, np.int64)
         full = self.full()
         for text in PROBE:
@@ -123,7 +124,7 @@ class QueryTokenizer:
                 log.warning("the subset tokenizer disagrees with the full one on %r: not used", text)
                 return None, None
         doc = {"format": FORMAT, "ranges": [list(r) for r in RANGES], "ids": ids.tolist(),
-               "tokenizer": json.dumps(sub_spec)}
+               "tokenizer": sub_json}
         try:
             fd, tmp = tempfile.mkstemp(prefix=f".{SUBSET_FILE}.", dir=self.model_dir)
             with os.fdopen(fd, "w", encoding="utf-8") as f:
