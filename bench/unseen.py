@@ -1,12 +1,16 @@
-"""Retrieval on documents nobody tuned or trained for: the default corpus plus eval/unseen/*.txt.
+"""Retrieval on documents nobody tuned or trained for: the default corpus plus each eval/unseen*/ set.
 
-The two lessons in eval/unseen/ (English and Italian, written in session 15 by a helper who saw no code
-and no corpus) cover six laws the default corpus does not (25, 27, 43, 57, 67, 73); the 48 questions in
-eval/unseen/questions.jsonl (another helper, who saw neither the lessons nor the code) are decided by
-those laws. The adapter (kb/models) was trained without any of it: this measures what it does to a
-user's new documents about laws it never saw. Run it once as is and once with KB_ADAPTER=off:
+Each folder holds lessons on laws the default corpus does not cover and questions decided by those laws,
+written by helpers who saw no code and no corpus (the question writers did not see the lessons either):
 
-    .venv/bin/python bench/unseen.py
+* eval/unseen/ (session 15): English and Italian lessons on Laws 25, 27, 43, 57, 67, 73; 48 questions.
+* eval/unseen2/ (session 16): a Greek lesson on Laws 16, 20, 21 and an English one on Laws 24, 65, 66,
+  69, 70, 71 (claims, arranging and inspecting tricks); 48 questions.
+
+The adapter (kb/models) was trained without any of it: this measures what it does to a user's new
+documents about laws it never saw. Run it once as is and once with KB_ADAPTER=off:
+
+    .venv/bin/python bench/unseen.py [eval/unseen2 ...]
     KB_ADAPTER=off .venv/bin/python bench/unseen.py
 """
 
@@ -21,26 +25,36 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def main() -> int:
+def run_set(folder: Path) -> str:
+    """Build the default corpus plus `folder`'s documents in a scratch folder; the questions' table."""
     from kb import KnowledgeBase
     from kb.build import build
-    from kb.embed import model_name
     from kb.evaluate import evaluate, load_questions
 
     with tempfile.TemporaryDirectory(prefix="bench-unseen-") as tmp:
         corpus = Path(tmp) / "corpus"
         shutil.copytree(ROOT / "corpus", corpus)
-        unseen = sorted((ROOT / "eval" / "unseen").glob("*.txt"))
-        for doc in unseen:
+        docs = sorted(p for p in folder.iterdir() if p.suffix.lower() in {".txt", ".pdf", ".md"})
+        for doc in docs:
             shutil.copy(doc, corpus)
         result = build(corpus, Path(tmp) / "kb")
         for r in result.reports:
-            if r.path in {d.name for d in unseen}:
+            if r.path in {d.name for d in docs}:
                 print(f"{r.path}: {r.passages} passages, {r.examples} worked examples")
         kb = KnowledgeBase.open(Path(tmp) / "kb")
-        report = evaluate(kb, load_questions(ROOT / "eval" / "unseen" / "questions.jsonl"))
-        print(f"model: {model_name()}\n")
-        print(report.table())
+        return evaluate(kb, load_questions(folder / "questions.jsonl")).table()
+
+
+def main(argv: list[str] | None = None) -> int:
+    from kb.embed import model_name
+
+    args = sys.argv[1:] if argv is None else argv
+    folders = [Path(a) for a in args] or sorted(p for p in (ROOT / "eval").glob("unseen*") if p.is_dir())
+    print(f"model: {model_name()}")
+    for folder in folders:
+        print(f"\n## {folder.name}\n")
+        table = run_set(folder)
+        print(f"\n{table}")
     return 0
 
 
