@@ -87,7 +87,7 @@ class Passage:
     text: str
     laws: list[str] = field(default_factory=list)  # what the passage is about, canonical, primary first
     cites: list[str] = field(default_factory=list)  # laws only mentioned in passing
-    inferred: dict[str, float] = field(default_factory=dict)  # law -> confidence, from similar passages
+    inferred: dict[str, float] = field(default_factory=dict)  # law -> confidence, from its words or similar passages
     heading: str | None = None  # the law/article heading the passage sits under, canonical
     example_no: str | None = None
     question: str | None = None

@@ -89,7 +89,7 @@ def document_passages(raw: RawDocument, entry: CatalogEntry) -> tuple[list[Passa
     lines, cleaned = clean(raw)
     blocks = bounded_blocks(segment(lines, entry.title or Path(raw.name).stem))
     doc_lang = entry.languages[0] if len(entry.languages) == 1 else "und"
-    scope = lawref.parse_refs(entry.title) if entry.title else []
+    scope = lawref.scope_of(entry.title) if entry.title else []
     passages: list[Passage] = []
     seen: Counter[str] = Counter()
     for b in blocks:

@@ -33,8 +33,9 @@ _INNER_HEADING = re.compile(rf"\b{_KEYWORD}\s*\.?\s*(\d{{1,2}})\s*[-–—]\s*[A
 _SUBHEAD = re.compile(r"^(\d{1,2})\s?([A-H])\s?(\d)?\s*[.)]?\s+(\S.*)$")
 _SUBSCOPE = re.compile(r"^(\d)\)\s+(\S.*)$")
 _EXAMPLE_NO = re.compile(r"^\s*(\d{1,2})\s*$")
-# "Example 3", "Esempio 12 - Il morto avverte", "Παράδειγμα 2:", "Exemple n° 4", "Caso 5." alone on a line
-_EXAMPLE_HEADING = re.compile(r"^\W{0,3}(example|esempio|παράδειγμα|exemple|beispiel|ejemplo|voorbeeld|caso|case|fall)"
+# "Example 3", "Esempio 12 - Il morto avverte", "Παράδειγμα 2:", "Exemple n° 4", "Caso 5.", "Appeal 7" alone on a line
+_EXAMPLE_HEADING = re.compile(r"^\W{0,3}(example|esempio|παράδειγμα|exemple|beispiel|ejemplo|voorbeeld|caso|case|fall|"
+                              r"cas|appeal|appello|ricorso|έφεση|υπόθεση|problem|problema|πρόβλημα)"
                               r"\s*(?:n[.°º]?\s*|nr\.?\s*|no\.?\s*|#\s*)?(\d{1,3})\s*(?:[-–—:.)]\s*(.{0,80}))?$",
                               re.IGNORECASE)
 _SECTION = re.compile(r"^(ΣΤ|[A-HΑ-Η])\s*[.)]\s*(\S.*)?$")
@@ -236,14 +237,20 @@ class _Segmenter:
 
         m = _EXAMPLE_HEADING.match(t)
         law = self.law or self.topic
-        if m and law and not (m.group(3) and _SENT_END.search(m.group(3)) and len(m.group(3)) > 40):
+        if m and not (m.group(3) and _SENT_END.search(m.group(3)) and len(m.group(3)) > 40):
             # A worked example announced by name: it belongs to the law it stands under, whatever its number
-            # (documents number them per law or straight through).
+            # (documents number them per law or straight through). A casebook or bulletin without law
+            # headings ("Case 12", "Appeal 3") gets its cases too; their laws come from their rulings.
             n = int(m.group(2))
-            self.chapter, self.chapter_title = law, self.law_title if self.law else self.topic_title
+            if law:
+                self.chapter, self.chapter_title = law, self.law_title if self.law else self.topic_title
+                label = self._chapter_label()
+            else:
+                self.chapter, self.chapter_title = None, ""
+                label = self.doc_title
             self.ex_no, self.scope = n, None
-            self.example = Block("example", [ln], chapter=self.chapter,
-                                 title=f"{self._chapter_label()} · {m.group(1).lower()} {n}", example_no=str(n))
+            title = f"{label} · {m.group(1).lower()} {n}" if label else f"{m.group(1).capitalize()} {n}"
+            self.example = Block("example", [ln], chapter=self.chapter, title=title, example_no=str(n))
             self._start(self.example)
             return
 
@@ -333,6 +340,13 @@ class _Segmenter:
                     self.cur.lines = []
                 self._start(blk)
                 return
+
+        if (self.example is not None and self.example.chapter is None and self.cur is self.example and gap >= 1
+                and _looks_title(t) and any(_ANSWER.match(plain(x.text)) for x in self.cur.lines)):
+            # no law headings to end a case: a title after its ruling opens the next part of the document
+            self.example = None
+            self._start(Block("commentary", [ln], title=t))
+            return
 
         if (self.cur.kind != "law_text" and (inner := _INNER_HEADING.search(t)) and gap >= 1
                 and not _EXAMPLE_NO.match(t) and _looks_title(t)):

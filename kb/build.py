@@ -27,6 +27,7 @@ from ingest.tag import complete_quotes, infer_tags
 
 from . import lawref
 from .conceptvec import concept_texts
+from .glossary import default_glossary
 from .lexical import passage_terms
 from .store import DocumentRow, Generation, GenerationWriter, current_generation, row_to_passage
 from .textnorm import prose
@@ -207,8 +208,8 @@ def _build(corpus: Path, kb_dir: Path, embedder, progress: Progress, embed: bool
             # inferred tags are recomputed every build: neighbours change when documents do
             for p in passages:
                 p.inferred = {}
-            scopes = {row.name: lawref.parse_refs(row.title) for row, _, _ in docs}
-            infer_tags(passages, vectors, scopes=scopes)
+            scopes = {row.name: lawref.scope_of(row.title) for row, _, _ in docs}
+            infer_tags(passages, vectors, scopes=scopes, concept_votes=default_glossary().law_votes)
             timings["infer tags"] = time.perf_counter() - t3
             t5 = time.perf_counter()
             concept_rows, concept_vecs = _concept_vectors(embedder, model_name, prev if prev_vectors_ok else None)
@@ -251,8 +252,6 @@ def _build(corpus: Path, kb_dir: Path, embedder, progress: Progress, embed: bool
 
 def _concept_vectors(embedder, model_name: str, prev: Generation | None):
     """The glossary renderings embedded with the query encoder (see conceptvec.py); unchanged ones reused."""
-    from .glossary import default_glossary
-
     items = concept_texts(default_glossary())
     keys = [vec_key(model_name, f"query\x00{text}") for _, _, text in items]
     cache = _prev_vectors(prev, keys)

@@ -214,9 +214,10 @@ class _Parser:
     `loose` (for `canonical`) drops the guards that only exist to reject look-alikes in running text.
     """
 
-    def __init__(self, text: str, loose: bool = False) -> None:
+    def __init__(self, text: str, loose: bool = False, max_range: int = MAX_RANGE) -> None:
         self.toks = _tokenize(text)
         self.loose = loose
+        self.max_range = max_range
 
     def at(self, i: int) -> _Tok | None:
         return self.toks[i] if 0 <= i < len(self.toks) else None
@@ -436,7 +437,7 @@ class _Parser:
         if not (self._is(j, "punct", "-") or (plural and self._is(j, "word", _RANGE_WORDS))):
             return None
         end = self.address(j + 1, keyworded=True)
-        if end is None or end.sec is not None or not prev.law < end.law < prev.law + MAX_RANGE:
+        if end is None or end.sec is not None or not prev.law < end.law < prev.law + self.max_range:
             return None
         return end
 
@@ -638,6 +639,13 @@ _scanned = functools.lru_cache(maxsize=1024)(_scan)
 def parse_refs(text: str) -> list[str]:
     """Canonical references in order of first appearance, de-duplicated (the passage's law tags)."""
     return list(dict.fromkeys(m.ref for m in find_refs(text)))
+
+
+def scope_of(title: str) -> list[str]:
+    """The laws a document's title says it covers. "Art. 30-64" is Laws 30 to 64 here: in running text a
+    range that wide is more likely a score or a span of boards (MAX_RANGE), in a title it is the scope."""
+    hits, _ = _Parser(title, max_range=100).scan()
+    return list(dict.fromkeys(h.ref for h in hits))
 
 
 def canonical(s: str) -> str | None:

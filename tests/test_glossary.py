@@ -776,3 +776,14 @@ def test_a_long_reach_lets_a_story_name_the_card_first_and_ask_last():
              "into account?")
     assert "50E" in g.law_hints(story)
     assert "50E" not in g.law_hints(story.replace("May East take it into account?", "What now?"))
+
+
+def test_law_votes_count_mentions_and_mute_routine_concepts():
+    g = default_glossary()
+    votes = g.law_votes("Declarer claimed the rest; the defenders contested the claim, then the claim was withdrawn.")
+    assert max(votes, key=votes.get).startswith("70") or max(votes, key=votes.get).startswith("68")
+    routine_only = g.law_votes("Declarer led from dummy.")
+    assert routine_only  # a text that names nothing else keeps its routine concepts' laws
+    with_revoke = g.law_votes("Declarer led from dummy and West revoked.")
+    assert with_revoke and not set(with_revoke) & set(routine_only)  # the revoke is the point, not the lead
+    assert g.law_votes("the weather was nice and the coffee hot") == {}

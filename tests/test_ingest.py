@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ingest.catalog import CatalogEntry, load_catalog
 from ingest.model import Line, Passage, RawDocument
 from ingest.pipeline import document_passages, process_corpus, process_file
 from ingest.segment import segment, split_question_answer
-from ingest.tag import classify_refs, complete_quotes, explicit_tags
+from ingest.tag import classify_refs, complete_quotes, explicit_tags, infer_tags
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -272,3 +273,61 @@ def test_named_examples_under_title_case_headings():
     ex = [p for p in ps if p.kind == "example"]
     assert len(ex) == 1 and ex[0].laws == ["73E2", "73F"] and ex[0].answer.startswith("nessuna ragione")
     assert any(p.laws == ["73E1"] for p in ps)  # "Art. 73 E 1", not Laws 73 and 1
+
+
+# A casebook with no law headings at all: its cases are announced by name, their laws stand in the rulings.
+CASEBOOK = """Appeals Casebook 2019
+
+Case 1
+Declarer called for the jack from dummy and at once said "no, the king".
+
+Ruling: The change is allowed only for an inadvertent designation (Law 45C4b); here it was a change of mind.
+
+Case 2
+Declarer said "ruff" and dummy held two trumps.
+
+Ruling: Law 46B2 applies: the lowest trump is played.
+
+Claims at the end of the session
+A claim is a statement that a player's side will win a number of tricks; the director rules on a contested
+claim as equitably as possible to both sides."""
+
+
+def test_casebook_cases_without_law_headings():
+    ps, _ = document_passages(_doc(CASEBOOK), CatalogEntry(file="t.txt", languages=["en"]))
+    ex = [p for p in ps if p.kind == "example"]
+    assert [p.example_no for p in ex] == ["1", "2"]
+    assert ex[0].laws[0] == "45C4b" and ex[1].laws == ["46B2"]
+    assert ex[1].answer.startswith("Law 46B2 applies") and "claim" not in ex[1].text.lower()
+    assert any(p.kind == "commentary" and "contested" in p.text for p in ps)  # the section after the last case
+
+
+def _untagged(text: str, doc: str = "new.txt") -> Passage:
+    return Passage(id=text[:8], doc=doc, page=1, page_end=None, lang="en", kind="commentary", title="t", text=text)
+
+
+def test_infer_tags_from_the_passages_own_words_then_neighbours():
+    from kb.glossary import default_glossary
+
+    tagged = [Passage(id=f"t{i}", doc="old.txt", page=1, page_end=None, lang="en", kind="law_text", title="t",
+                      text="a card is played when", laws=["45C1"]) for i in range(3)]
+    claim = _untagged("Declarer claimed the rest of the tricks; a defender contested the claim.")
+    plain_words = _untagged("the weather was nice and the coffee hot")
+    passages = [*tagged, claim, plain_words]
+    vectors = np.ones((len(passages), 4), np.float32) / 2  # every neighbour is the same: only 45C1 to borrow
+    infer_tags(passages, vectors, concept_votes=default_glossary().law_votes)
+    assert max(claim.inferred, key=claim.inferred.get) == "70"  # its words name the claim laws nobody is tagged with
+    assert plain_words.inferred == {"45C1": 1.0}  # nothing named: the neighbours decide
+    infer_tags(passages, vectors)  # without the glossary, the neighbours only
+    assert claim.inferred == {"45C1": 1.0}
+
+
+def test_infer_tags_keeps_a_declared_scope():
+    from kb.glossary import default_glossary
+
+    tagged = [Passage(id="t", doc="old.txt", page=1, page_end=None, lang="en", kind="law_text", title="t", text="x", laws=["45C1"])]
+    aside = _untagged("Declarer claimed the rest of the tricks; a defender contested the claim.", doc="c.txt")
+    passages = [*tagged, aside]
+    vectors = np.ones((2, 4), np.float32) / 2
+    infer_tags(passages, vectors, scopes={"c.txt": ["45", "46", "47"]}, concept_votes=default_glossary().law_votes)
+    assert aside.inferred == {"45C1": 1.0}  # a commentary on Laws 45-47 mentioning claims stays in its scope

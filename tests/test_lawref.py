@@ -22,6 +22,7 @@ from kb.lawref import (
     parse_refs,
     parts,
     render,
+    scope_of,
     sort_key,
 )
 
@@ -499,3 +500,10 @@ _PIECES = st.sampled_from([
 @given(st.lists(_PIECES, max_size=14).map("".join))
 def test_fuzz_grammar_pieces(text: str) -> None:
     _check_matches(text)
+
+
+def test_a_titles_range_is_the_documents_scope():
+    assert scope_of("Errori frequenti – Art. 30-64") == [str(n) for n in range(30, 65)]
+    assert parse_refs("Errori frequenti – Art. 30-64") == ["30"]  # in running text: not a range
+    assert scope_of("Artt. 30-32, 50, 54-56") == ["30", "31", "32", "50", "54", "55", "56"]
+    assert scope_of("Results 30-64 after ten boards") == []

@@ -609,6 +609,21 @@ class Glossary:
                 hints[law] = max(hints.get(law, 0.0), wt)
         return {law: wt for law, wt in hints.items() if wt > 0}
 
+    def law_votes(self, text: str) -> dict[str, float]:
+        """What a passage's words say it is about: each mention of a concept that names laws is one vote,
+        shared among its laws; routine concepts ("a lead", "from dummy") vote only in a text that names
+        nothing else. Why: a document about laws no tagged passage covers can't borrow its laws from its
+        neighbours; "claim", "concession", "acquiescence" said ten times still name Laws 68–71."""
+        hits = [h for h in self.match(text) if not h.weak and not h.negated and h.concept.laws]
+        telling = any(not h.concept.routine for h in hits)
+        votes: dict[str, float] = {}
+        for h in hits:
+            if telling and h.concept.routine:
+                continue
+            for law in h.concept.laws:
+                votes[law] = votes.get(law, 0.0) + 1.0 / len(h.concept.laws)
+        return votes
+
 
 def _string_list(value: object, what: str, where: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
