@@ -1,5 +1,6 @@
 """Stage 4 — tag: which laws a passage is *about* (laws), which it only *mentions* (cites), and,
-for passages with no explicit reference, which laws its nearest tagged neighbours vote for (inferred).
+for passages with no explicit reference, which laws its own words name (the glossary's concepts), else
+which its nearest tagged neighbours vote for (inferred).
 
 Explicit and inferred tags live in different fields and are never mixed.
 """
