@@ -570,8 +570,13 @@ class _Parser:
         return True
 
     def bare_ok(self, a: _Addr) -> bool:
-        """A bare address needs a section, and single-digit laws also a sub-paragraph ('4H', '10C', '5G')."""
+        """A bare address needs a section, and single-digit laws also a sub-paragraph ('4H', '10C', '5G').
+
+        A lower-case letter glued to the number with nothing after it is an ordinal ("στη 12η λεβέ",
+        "à la 12e levée", "alla 12a presa"), not section H, E or A; "45c4b" still reads."""
         if a.sec is None or (a.law <= 10 and a.dig is None):
+            return False
+        if a.dig is None and self.toks[a.start + 1].text.islower():
             return False
         return not self._ragged_tail(a)
 

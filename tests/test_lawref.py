@@ -171,6 +171,8 @@ NEGATIVES = [
     "proprio33 turno", "2.5 tricks", "12:30", "Esempio 3A", "♠KJ852 ♥QT864", "♥J1053", "♠K1094",
     "the 100th board", "n° 12B", "#45C", "Law 12° trick", "art. 045", "nº 12B", "coppia 12A", "12º presa",
     "25/12/2023", "2023-04-15", "15-17 HCP", "+420", "1♣-1♦-1NT-3NT", "E/W 3C", "10:30", "€45", "3C(2)", "4H(1)",
+    # ordinals: a lower-case letter glued to the number ("12th", in Greek, French, Italian, Spanish)
+    "στη 12η λεβέ", "Στην 13η λεβέ ο Ανατολικός", "11η λεβε", "à la 12e levée", "alla 12a presa", "en la 11a baza",
 ]
 
 
