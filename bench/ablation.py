@@ -41,7 +41,10 @@ CONFIGS: dict[str, Weights] = {
     "- untagged/generic priors": replace(BASE, untagged=1.0, generic=1.0),
     "+ kind prior (commentary 0.85)": replace(BASE, kind_prior={"commentary": 0.85}),
     "- diversity": replace(BASE, diversity=1.0),
-    "- ref boost": replace(BASE, ref_boost=0.0),
+    "- ref boost": replace(BASE, ref_boost=0.0, cited=0.0),
+    # a law named inside a story leading outright (a boost of 1.0, as before session 17)
+    "- a cited law as evidence only": replace(BASE, cited=BASE.rrf_k + 1),
+    "- Greek accents restored for the model": replace(BASE, accents=False),
     "- concept-law hints": replace(BASE, concept_laws=0.0),
     "- hinted laws as law tokens (lexical concepts list)": replace(BASE, hint_tokens=False),
     "+ routine concepts hint beside others (1.0)": replace(BASE, routine_hints=1.0),

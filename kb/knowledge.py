@@ -232,7 +232,7 @@ class KnowledgeBase:
         dense = gen.index is not None and (w.dense or w.dense_expand or w.dense_target)
         # The model is most of a first search: the question goes to it now, on a worker thread, while
         # the lexical lists are gathered here (ONNX Runtime and torch release the GIL while they run).
-        encode = _Prefetched(self.embedder().encode_queries, dense_text(q)) if dense else None
+        encode = _Prefetched(self.embedder().encode_queries, dense_text(q, w.accents)) if dense else None
         qlang = detect_query_lang(q)
         refs = lawref.parse_refs(q)
         law_only = lawref.address_query(q) is not None
@@ -273,7 +273,7 @@ class KnowledgeBase:
         if not cands:
             return SearchResult(asked, qlang, refs, [], notices + ["no passage matches"], law_only, sit.record,
                                 sit.framing)
-        ranked = rank(cands, tags, refs, w, hints)
+        ranked = rank(cands, tags, refs, w, hints, law_only)
         filt = _filters(lang, kind, law, doc)
         hits: list[Hit] = []
         step = 2 * k  # full rows are fetched a page at a time: most searches need only the first

@@ -787,3 +787,31 @@ def test_law_votes_count_mentions_and_mute_routine_concepts():
     with_revoke = g.law_votes("Declarer led from dummy and West revoked.")
     assert with_revoke and not set(with_revoke) & set(routine_only)  # the revoke is the point, not the lead
     assert g.law_votes("the weather was nice and the coffee hot") == {}
+
+
+# ---------------------------------------------------------------- Greek typed without accents
+
+
+ACCENTS = """
+[[concept]]
+id = "held_card"
+it = ["carta tenuta"]
+en = ["card held"]
+el = ["ο συμπαίκτης το είδε", "κρατούσε το φύλλο", "φύλλο που φάνηκε", "πού είναι το φύλλο"]
+"""
+
+
+def test_greek_without_accents_gets_the_glossarys_spelling(tmp_path):
+    gl = Glossary.load([_write(tmp_path, ACCENTS)])
+    assert gl.with_accents("ο συμπαικτης του την ειδε") == "ο συμπαίκτης του την είδε"
+    assert gl.with_accents("Κρατουσε το ΦΥΛΛΟ") == "Κρατούσε το ΦΥΛΛΟ"  # capitals stay as typed
+    # written both ways in the glossary, the unaccented "που" (that) is the commoner: it stays
+    assert gl.with_accents("το φυλλο που επεσε") == "το φύλλο που επεσε"
+    assert gl.with_accents("είδε, ειδε") == "είδε, είδε"
+    assert gl.with_accents("no Greek here") == "no Greek here"
+
+
+def test_dense_text_restores_accents():
+    from kb.search import dense_text
+
+    assert "εκτελεστής" in dense_text("ο εκτελεστης εκανε ρενονς στη λεβε 5")

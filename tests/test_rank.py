@@ -50,6 +50,20 @@ def test_named_law_comes_first():
     assert rank(cands, tags, ["46B"], Weights())[0][0] == 2
 
 
+def test_a_law_cited_inside_a_story_is_evidence_not_the_answer():
+    """'Isn't this a Law 50 penalty card?': the passages the story's own words found still rank above
+    every passage of the cited law when they are far ahead; a near-tie goes to the cited law. A query
+    that is nothing but the address still puts that law first whatever else scores."""
+    w = replace(Weights(), diversity=1.0)
+    unit = 1 / (w.rrf_k + 1)
+    tags = _tags(r1=["48A"], r2=["50B"], r3=["50C"], r4=["50D"])
+    strong = {1: 10 * unit, 2: 0.1 * unit, 3: 0.1 * unit, 4: 0.1 * unit}
+    assert rank(strong, tags, ["50"], w, law_only=False)[0][0] == 1
+    close = {1: 1.0 * unit, 2: 0.5 * unit, 3: 0.1 * unit, 4: 0.1 * unit}
+    assert rank(close, tags, ["50"], w, law_only=False)[0][0] == 2
+    assert [r for r, _ in rank(strong, tags, ["50"], w, law_only=True)][:3] == [2, 3, 4]
+
+
 def test_diversify_spreads_sections_and_keeps_everything():
     tags = _tags(r1=["45C1"], r2=["45C2"], r3=["46B"], r4=["45C4"])
     scored = [(1, 1.0), (2, 0.95), (4, 0.9), (3, 0.8)]
