@@ -262,8 +262,22 @@ def dense_text(q: str, accents: bool = True) -> str:
     0.94/0.84 → 0.94/0.85, tune 0.67/0.45 → 0.71/0.49; law R@5 on tune 0.79 → 0.83)."""
     glossary = question_glossary()
     text = glossary.without(q, lambda h: h.negated or h.concept.id in SEATS)
-    out = re.sub(r"\s+", " ", _CARD.sub(" ", text)).strip()
-    return glossary.with_accents(out or q) if accents else out or q
+    out = re.sub(r"\s+", " ", _CARD.sub(" ", text)).strip() or q
+    if shouting(out):  # the model has read little text in capitals: "ΕΙΠΕ ΠΑΣΟ ΠΡΩΤΟΣ" as "είπε πάσο πρώτος"
+        out = out.lower()
+    return glossary.with_accents(out) if accents else out
+
+
+def shouting(text: str) -> bool:
+    """Whether a text is written in capitals (most of its cased letters upper case; a heading or two
+    in capitals inside ordinary text is not)."""
+    upper = lower = 0
+    for ch in text:
+        if ch.isupper():
+            upper += 1
+        elif ch.islower():
+            lower += 1
+    return upper >= 12 and upper > 3 * lower
 
 
 def dense_candidates(index, qvecs: np.ndarray, limit: int) -> list[list[int]]:

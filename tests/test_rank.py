@@ -116,3 +116,14 @@ def test_dense_candidates_use_one_thread_for_a_small_index_and_every_core_for_a_
         assert faiss.omp_get_max_threads() == threads
         assert [len(f) for f in found] == [5, 5]
         assert found[0][0] == int(np.argmax(index.reconstruct_n(0, n) @ q[0]))
+
+
+def test_a_question_in_capitals_is_read_in_lower_case_by_the_model():
+    from kb.search import dense_text, shouting
+
+    assert shouting("Ο ΑΝΑΤΟΛΙΚΟΣ ΕΙΠΕ ΠΑΣΟ ΠΡΩΤΟΣ. ΤΙ ΓΙΝΕΤΑΙ;")
+    assert not shouting("LAW 45C4B: declarer called the king from dummy, then said the queen")
+    assert not shouting("OK")  # too short to tell
+    text = dense_text("DECLARER CALLED THE KING FROM DUMMY, THEN SAID 'NO, THE QUEEN'")
+    assert text == text.lower() and "declarer called the king" in text
+    assert "εκτελεστής" in dense_text("Ο ΕΚΤΕΛΕΣΤΗΣ ΕΚΑΝΕ ΡΕΝΟΝΣ ΣΤΗ ΛΕΒΕ 5")  # lower case, then accents
