@@ -45,6 +45,7 @@ CONFIGS: dict[str, Weights] = {
     # a law named inside a story leading outright (a boost of 1.0, as before session 17)
     "- a cited law as evidence only": replace(BASE, cited=BASE.rrf_k + 1),
     "- Greek accents restored for the model": replace(BASE, accents=False),
+    "- Greeklish read as Greek": replace(BASE, greeklish=False),
     "- concept-law hints": replace(BASE, concept_laws=0.0),
     "- hinted laws as law tokens (lexical concepts list)": replace(BASE, hint_tokens=False),
     "+ routine concepts hint beside others (1.0)": replace(BASE, routine_hints=1.0),

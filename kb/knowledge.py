@@ -229,6 +229,9 @@ class KnowledgeBase:
         # the sentences that only say who and where (kb/record.py).
         asked, sit = q, situation(q, record=w.record, framing=w.framing)
         q = sit.text
+        if w.greeklish and (greek := question_glossary().from_greeklish(q)) is not None:
+            q = greek  # Greek typed in Latin letters: read, matched and embedded as Greek
+            notices.append("read as Greek written in Latin letters: " + greek)
         dense = gen.index is not None and (w.dense or w.dense_expand or w.dense_target)
         # The model is most of a first search: the question goes to it now, on a worker thread, while
         # the lexical lists are gathered here (ONNX Runtime and torch release the GIL while they run).

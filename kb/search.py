@@ -71,6 +71,7 @@ class Weights:
     record: bool = True  # the board's record (hands, auction, header) set aside before reading (record.py)
     framing: bool = True  # sentences that only say who and where ("I was the TD, club pairs") set aside too
     accents: bool = True  # Greek typed without accents given the glossary's spelling before the model reads it
+    greeklish: bool = True  # Greek typed in Latin letters read as Greek (Glossary.from_greeklish)
 
 
 @dataclass

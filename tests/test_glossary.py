@@ -815,3 +815,32 @@ def test_dense_text_restores_accents():
     from kb.search import dense_text
 
     assert "εκτελεστής" in dense_text("ο εκτελεστης εκανε ρενονς στη λεβε 5")
+
+
+GREEKLISH = ACCENTS + """
+[[concept]]
+id = "revoke"
+laws = ["61"]
+it = ["renonce"]
+en = ["revoke"]
+el = ["ρενόνς", "ο εκτελεστής έκανε ρενόνς", "έχω ακόμα μπαστούνι", "θα το διορθώσει"]
+"""
+
+
+def test_greeklish_is_read_in_greek_letters(tmp_path):
+    gl = Glossary.load([_write(tmp_path, GREEKLISH)])
+    # the glossary's words whatever letters spelled each sound (η as i, ω as w, ου as ou, μπ as mp or b)
+    greek = gl.from_greeklish("o ektelestis ekane renons, exw akoma bastouni, tha to diorthwsei?")
+    assert greek == "ο εκτελεστής έκανε ρενόνς, έχω ακόμα μπαστούνι, θα το διορθώσει?"
+    # other words letter by letter, capitals kept
+    assert gl.from_greeklish("O ektelestis ekane renons sto paixnidi") == "Ο εκτελεστής έκανε ρενόνς στο παιχνιδι"
+    # not Greeklish: English or Italian, too short, or already in Greek letters
+    assert gl.from_greeklish("declarer made a revoke, then he said he will correct it") is None
+    assert gl.from_greeklish("il dichiarante ha fatto renonce") is None
+    assert gl.from_greeklish("renons") is None
+    assert gl.from_greeklish("ο εκτελεστής έκανε renons akoma") is None
+
+
+def test_greeklish_questions_find_greek_concepts(g):
+    greek = g.for_questions.from_greeklish("o dytikos ekane renons, eixe akoma koupa sto xeri tou")
+    assert greek is not None and "revoke" in g.for_questions.concept_ids(greek)

@@ -290,3 +290,11 @@ def test_the_laws_a_querys_concepts_relate_to_are_searched_as_law_tokens(kb, mon
     assert "zl53a" in seen["concepts"]  # a lead out of turn played to is accepted: Law 53A
     kb.search(q, weights=Weights(hint_tokens=False))
     assert "zl53a" not in seen["concepts"]
+
+
+def test_greeklish_question_is_read_as_greek(kb):
+    res = kb.search("o amynomenos ekane renons, eixe akoma koupa sto xeri tou", k=5)
+    assert any("Greek written in Latin letters" in n for n in res.notices)
+    assert res.lang == "el"
+    assert any(law.startswith(("61", "62", "63", "64")) for h in res.hits for law in h.laws)
+    assert not any("Latin letters" in n for n in kb.search("dummy played a card nobody named", k=3).notices)

@@ -644,6 +644,45 @@ class Glossary:
             return out[0].upper() + out[1:] if w[0].isupper() else out
         return _GREEK_WORD.sub(restore, text)
 
+    @cached_property
+    def _greeklish_spellings(self) -> dict[str, str]:
+        """Greeklish skeleton → the Greek word of the glossary's terms that has it (the commonest)."""
+        counts: dict[str, dict[str, int]] = {}
+        for c in self.concepts:
+            for term in c.terms.get("el", ()):
+                for w in _GREEK_WORD.findall(term):
+                    w = w.lower()
+                    forms = counts.setdefault(_greeklish_skeleton(_to_latin(w)), {})
+                    forms[w] = forms.get(w, 0) + 1
+        return {k: max(forms, key=lambda f: (forms[f], f)) for k, forms in counts.items()}
+
+    def from_greeklish(self, text: str) -> str | None:
+        """``text`` in Greek letters when it is Greek written in Latin ones ("o ektelestis ekane renons"),
+        else None.
+
+        Why: Greek players still type Greeklish, and then nothing of the question reads as Greek: no
+        glossary concept, no Greek stem, and the model sees words it hardly knows. A word the glossary's
+        Greek terms have (compared by a skeleton that forgets how each Greek letter was spelled: η as
+        i/h, ω as o/w, θ as th/8, ευ as eu/ev/ef...) takes its Greek spelling; other words are spelled
+        letter by letter. Decided on the whole text: at least half of its words of three letters or more
+        must be glossary words, and it must contain no Greek letter."""
+        if _HAS_GREEK.search(text):
+            return None
+        words = _LATIN_WORD.findall(text)
+        spell = self._greeklish_spellings
+        long = [w for w in words if len(w) >= 3]
+        if len(long) < 3:
+            return None
+        known = sum(_greeklish_skeleton(w) in spell for w in long)
+        if known * 2 < len(long):
+            return None
+
+        def greek(m: re.Match) -> str:
+            w = m.group()
+            out = spell.get(_greeklish_skeleton(w)) or _letters_to_greek(w.lower())
+            return out[0].upper() + out[1:] if w[0].isupper() else out
+        return _LATIN_WORD.sub(greek, text)
+
     def law_votes(self, text: str) -> dict[str, float]:
         """What a passage's words say it is about: each mention of a concept that names laws is one vote,
         shared among its laws; routine concepts ("a lead", "from dummy") vote only in a text that names
@@ -662,6 +701,48 @@ class Glossary:
 
 _GREEK_WORD = re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]+")
 _HAS_GREEK = re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]")
+
+
+_LATIN_WORD = re.compile(r"[A-Za-z]+")
+_TO_LATIN = str.maketrans({"α": "a", "β": "v", "γ": "g", "δ": "d", "ε": "e", "ζ": "z", "η": "i", "θ": "th", "ι": "i",
+                           "κ": "k", "λ": "l", "μ": "m", "ν": "n", "ξ": "x", "ο": "o", "π": "p", "ρ": "r", "σ": "s",
+                           "ς": "s", "τ": "t", "υ": "y", "φ": "f", "χ": "x", "ψ": "ps", "ω": "o"})
+# Spellings of one Greek sound or letter that Greeklish writers use interchangeably, folded to one.
+_SKELETON_STEPS = (
+    (("th", "8"), ("ch", "x"), ("kh", "x"), ("ph", "f"), ("ks", "x"), ("cs", "x")),
+    (("ou", "u"),),
+    (("eu", "ev"), ("ey", "ev"), ("ef", "ev"), ("au", "av"), ("ay", "av"), ("af", "av")),
+    (("ei", "i"), ("oi", "i"), ("yi", "i"), ("ai", "e")),
+    (("mp", "b"), ("nt", "d"), ("gk", "g"), ("gg", "g")),
+    (("h", "i"), ("w", "o"), ("y", "i"), ("b", "v"), ("c", "k"), ("q", "k")),
+)
+_DOUBLED = re.compile(r"(.)\1+")
+# Latin letters to Greek for the words the glossary does not have: digraphs first.
+_LETTERS_TO_GREEK = (("th", "θ"), ("ch", "χ"), ("ps", "ψ"), ("ks", "ξ"), ("ou", "ου"), ("mp", "μπ"), ("nt", "ντ"),
+                     ("a", "α"), ("b", "μπ"), ("c", "κ"), ("d", "δ"), ("e", "ε"), ("f", "φ"), ("g", "γ"), ("h", "η"),
+                     ("i", "ι"), ("j", "τζ"), ("k", "κ"), ("l", "λ"), ("m", "μ"), ("n", "ν"), ("o", "ο"), ("p", "π"),
+                     ("q", "κ"), ("r", "ρ"), ("s", "σ"), ("t", "τ"), ("u", "ου"), ("v", "β"), ("w", "ω"), ("x", "χ"),
+                     ("y", "υ"), ("z", "ζ"), ("8", "θ"))
+_LETTERS_RE = re.compile("|".join(re.escape(a) for a, _ in _LETTERS_TO_GREEK))
+_LETTERS_MAP = dict(_LETTERS_TO_GREEK)
+
+
+def _to_latin(greek_word: str) -> str:
+    return _unaccented(greek_word).lower().replace("ου", "ou").translate(_TO_LATIN)
+
+
+@lru_cache(maxsize=1 << 16)
+def _greeklish_skeleton(latin: str) -> str:
+    s = latin.lower()
+    for step in _SKELETON_STEPS:
+        for a, b in step:
+            s = s.replace(a, b)
+    return _DOUBLED.sub(r"\1", s)
+
+
+def _letters_to_greek(word: str) -> str:
+    out = _LETTERS_RE.sub(lambda m: _LETTERS_MAP[m.group()], word)
+    return out[:-1] + "ς" if out.endswith("σ") else out
 
 
 def _unaccented(word: str) -> str:
