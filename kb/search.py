@@ -421,7 +421,7 @@ def rank(cands: dict[int, float], tags: dict[int, Tags], refs: list[str], w: Wei
         if refs:
             # the named law as a passage's primary tag counts fully, as a secondary one half
             s += boost * max((_ref_match(law, r) * (1.0 if i == 0 else 0.5)
-                                    for i, law in enumerate(laws) for r in refs), default=0.0)
+                              for i, law in enumerate(laws) for r in refs), default=0.0)
         scored.append((rid, s))
     scored.sort(key=lambda x: -x[1])
     return diversify(scored, tags, w.diversity) if w.diversity < 1.0 else scored
