@@ -298,3 +298,15 @@ def test_greeklish_question_is_read_as_greek(kb):
     assert res.lang == "el"
     assert any(law.startswith(("61", "62", "63", "64")) for h in res.hits for law in h.laws)
     assert not any("Latin letters" in n for n in kb.search("dummy played a card nobody named", k=3).notices)
+
+
+def test_a_wrongly_cited_law_does_not_take_every_place(kb):
+    """A story that cites the wrong law ("a Law 64 problem") still finds the law its situation is about."""
+    q = ("Declarer asked for a small heart but dummy put the queen on the table; my partner says this is a "
+         "Law 64 problem. Can it be changed?")
+    res = kb.search(q, k=5)
+    assert res.refs == ["64"] and not res.law_only
+    laws = [law for h in res.hits for law in h.laws]
+    assert any(law.startswith(("45D", "46")) for law in laws), laws
+    # the cited law still opens first when the query is nothing but its address
+    assert kb.search("Law 64", k=3).hits[0].laws[0].startswith("64")
