@@ -834,6 +834,8 @@ def test_greeklish_is_read_in_greek_letters(tmp_path):
     assert greek == "ο εκτελεστής έκανε ρενόνς, έχω ακόμα μπαστούνι, θα το διορθώσει?"
     # other words letter by letter, capitals kept
     assert gl.from_greeklish("O ektelestis ekane renons sto paixnidi") == "Ο εκτελεστής έκανε ρενόνς στο παιχνιδι"
+    # a word the glossary has in Latin letters is a loanword: it stays
+    assert gl.from_greeklish("o ektelestis ekane revoke") == "ο εκτελεστής έκανε revoke"
     # not Greeklish: English or Italian, too short, or already in Greek letters
     assert gl.from_greeklish("declarer made a revoke, then he said he will correct it") is None
     assert gl.from_greeklish("il dichiarante ha fatto renonce") is None

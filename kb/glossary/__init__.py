@@ -656,6 +656,13 @@ class Glossary:
                     forms[w] = forms.get(w, 0) + 1
         return {k: max(forms, key=lambda f: (forms[f], f)) for k, forms in counts.items()}
 
+    @cached_property
+    def _latin_words(self) -> frozenset[str]:
+        """Folded words of four letters or more of the glossary's terms in Latin letters, in any language (and
+        in Greek terms); shorter ones ("lei", "se") are as likely Greeklish."""
+        return frozenset(fold(w) for c in self.concepts for terms in c.terms.values() for t in terms
+                         for w in _LATIN_WORD.findall(t) if len(w) >= 4)
+
     def from_greeklish(self, text: str) -> str | None:
         """``text`` in Greek letters when it is Greek written in Latin ones ("o ektelestis ekane renons"),
         else None.
@@ -663,8 +670,8 @@ class Glossary:
         Why: Greek players still type Greeklish, and then nothing of the question reads as Greek: no
         glossary concept, no Greek stem, and the model sees words it hardly knows. A word the glossary's
         Greek terms have (compared by a skeleton that forgets how each Greek letter was spelled: η as
-        i/h, ω as o/w, θ as th/8, ευ as eu/ev/ef...) takes its Greek spelling; other words are spelled
-        letter by letter. Decided on the whole text: at least half of its words of three letters or more
+        i/h, ω as o/w, θ as th/8, ευ as eu/ev/ef...) takes its Greek spelling; a word the glossary has in
+        Latin letters ("board", "claim", "declarer") stays; other words are spelled letter by letter. Decided on the whole text: at least half of its words of three letters or more
         must be glossary words, and it must contain no Greek letter."""
         if _HAS_GREEK.search(text):
             return None
@@ -679,7 +686,11 @@ class Glossary:
 
         def greek(m: re.Match) -> str:
             w = m.group()
-            out = spell.get(_greeklish_skeleton(w)) or _letters_to_greek(w.lower())
+            out = spell.get(_greeklish_skeleton(w))
+            if out is None:
+                if fold(w) in self._latin_words:  # a loanword the glossary knows ("board", "claim") stays
+                    return w
+                out = _letters_to_greek(w.lower())
             return out[0].upper() + out[1:] if w[0].isupper() else out
         return _LATIN_WORD.sub(greek, text)
 
