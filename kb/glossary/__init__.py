@@ -610,17 +610,22 @@ class Glossary:
                 hints[law] = max(hints.get(law, 0.0), wt)
         return {law: wt for law, wt in hints.items() if wt > 0}
 
-    @cached_property
-    def _greek_spellings(self) -> dict[str, str]:
-        """Unaccented Greek word → the spelling the glossary's terms use most (which may be unaccented)."""
-        counts: dict[str, dict[str, int]] = {}
+    def _greek_forms(self, key: Callable[[str], str]) -> dict[str, dict[str, int]]:
+        """The lower-case words of the glossary's Greek terms grouped by ``key``, each with its count."""
+        groups: dict[str, dict[str, int]] = {}
         for c in self.concepts:
             for term in c.terms.get("el", ()):
                 for w in _GREEK_WORD.findall(term):
                     w = w.lower()
-                    forms = counts.setdefault(_unaccented(w), {})
+                    forms = groups.setdefault(key(w), {})
                     forms[w] = forms.get(w, 0) + 1
-        return {k: max(forms, key=lambda f: (forms[f], f == k)) for k, forms in counts.items()}
+        return groups
+
+    @cached_property
+    def _greek_spellings(self) -> dict[str, str]:
+        """Unaccented Greek word → the spelling the glossary's terms use most (which may be unaccented)."""
+        return {k: max(forms, key=lambda f: (forms[f], f == k))
+                for k, forms in self._greek_forms(_unaccented).items()}
 
     def with_accents(self, text: str) -> str:
         """``text`` with its Greek words typed without accents given those the glossary's terms spell them with.
@@ -647,14 +652,8 @@ class Glossary:
     @cached_property
     def _greeklish_spellings(self) -> dict[str, str]:
         """Greeklish skeleton → the Greek word of the glossary's terms that has it (the commonest)."""
-        counts: dict[str, dict[str, int]] = {}
-        for c in self.concepts:
-            for term in c.terms.get("el", ()):
-                for w in _GREEK_WORD.findall(term):
-                    w = w.lower()
-                    forms = counts.setdefault(_greeklish_skeleton(_to_latin(w)), {})
-                    forms[w] = forms.get(w, 0) + 1
-        return {k: max(forms, key=lambda f: (forms[f], f)) for k, forms in counts.items()}
+        groups = self._greek_forms(lambda w: _greeklish_skeleton(_to_latin(w)))
+        return {k: max(forms, key=lambda f: (forms[f], f)) for k, forms in groups.items()}
 
     @cached_property
     def _latin_words(self) -> frozenset[str]:
