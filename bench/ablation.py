@@ -52,6 +52,7 @@ CONFIGS: dict[str, Weights] = {
     "- concepts said in parts (questions)": BASE,  # same weights; questions read without implied_by (see main)
     "- parts in the next sentence (implied_reach 0)": BASE,  # same weights; every implied_by in one clause
     "- concepts that override others (questions)": BASE,  # same weights; `overrides` ignored
+    "- a concept of both phases read in the story's phase (questions)": BASE,  # same weights; `use_phases` off
     "plain RRF (lexical+dense only)": Weights(expand=False, dense_expand=0.0, dense_lang=0.0, dense_target=0.0,
                                               concepts=0.0, law_evidence=0.0, kind_prior={}, untagged=1.0,
                                               generic=1.0, diversity=1.0, concept_laws=0.0),
@@ -117,12 +118,15 @@ def main() -> int:
             target = {"+ document-side expansion": withexp, "- adapter (plain e5-small; dense weight 1)": plain}.get(name, kb)
             questions = question_glossary()
             gap, implied, reach, overrides = questions.gap, questions._implied, questions.reach, questions.use_overrides
+            phases = questions.use_phases
             if name == "- a gap in long terms of questions":
                 questions.gap = 0
             if name == "- concepts said in parts (questions)":
                 questions._implied = []
             if name == "- concepts that override others (questions)":
                 questions.use_overrides = False
+            if name == "- a concept of both phases read in the story's phase (questions)":
+                questions.use_phases = False
             if name == "- parts in the next sentence (implied_reach 0)":
                 questions.reach = 0
             questions.forget()  # what it matched before is read again the new way
@@ -131,6 +135,7 @@ def main() -> int:
                     print(row(name, evaluate(target, qs, weights=CONFIGS[name])), flush=True)
             finally:
                 questions._implied, questions.reach, questions.use_overrides = implied, reach, overrides
+                questions.use_phases = phases
                 questions.gap = gap  # and forgets
     return 0
 

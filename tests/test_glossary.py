@@ -846,3 +846,19 @@ def test_greeklish_is_read_in_greek_letters(tmp_path):
 def test_greeklish_questions_find_greek_concepts(g):
     greek = g.for_questions.from_greeklish("o dytikos ekane renons, eixe akoma koupa sto xeri tou")
     assert greek is not None and "revoke" in g.for_questions.concept_ids(greek)
+
+
+def test_a_concept_of_both_phases_hints_at_the_storys_phase(g):
+    """A slip of the tongue is Law 25A in the auction and 45C4b in the play: the rest of the story decides."""
+    q = g.for_questions
+    auction = q.law_hints("in the auction partner bid two hearts, then a slip of the tongue: he meant two spades")
+    play = q.law_hints("at trick 5 declarer called the jack from dummy, a slip of the tongue: he meant the king")
+    assert "25A" in auction and "45C4b" not in auction
+    assert "45C4b" in play and "25A" not in play
+    said_alone = q.law_hints("a slip of the tongue")
+    assert {"25A", "45C4b"} <= set(said_alone)
+    q.use_phases = False
+    try:
+        assert "45C4b" in q.law_hints("in the auction partner bid two hearts, then a slip of the tongue")
+    finally:
+        q.use_phases = True

@@ -334,6 +334,7 @@ class Glossary:
         self._implied = [(c, group) for c in self.concepts for group in c.implied_by]
         self.reach: int | None = None  # in place of every concept's implied_reach (bench/ablation.py)
         self.use_overrides = True  # concepts' `overrides` applied (off in bench/ablation.py)
+        self.use_phases = True  # a concept of both phases hints only at the story's phase (bench/ablation.py)
         self._root = _Node()
         self._step_cache: dict[str, list[tuple[_Node, bool]]] = {}
         self.gap = 0
@@ -603,10 +604,16 @@ class Glossary:
         overridden = {o for c in concepts for o in c.overrides} if self.use_overrides else set()
         concepts = [c for c in concepts if c.id not in overridden]
         telling = any(c.laws and not c.routine for c in concepts)
+        # A concept said both of calls and of cards ("a slip of the tongue") takes the laws of the phase the
+        # rest of the story is in, when it is in one: the auction's (Laws 17-40) or the play's (41-72).
+        told = {p for c in concepts if len(ps := _phases(c.laws)) == 1 for p in ps} if self.use_phases else set()
         hints: dict[str, float] = {}
         for c in concepts:
             wt = routine if telling and c.routine else 1.0
-            for law in c.laws:
+            laws = c.laws
+            if len(told) == 1 and len(_phases(laws)) > 1:
+                laws = tuple(law for law in laws if _phase(law) in told or _phase(law) is None)
+            for law in laws:
                 hints[law] = max(hints.get(law, 0.0), wt)
         return {law: wt for law, wt in hints.items() if wt > 0}
 
@@ -753,6 +760,16 @@ def _greeklish_skeleton(latin: str) -> str:
 def _letters_to_greek(word: str) -> str:
     out = _LETTERS_RE.sub(lambda m: _LETTERS_MAP[m.group()], word)
     return out[:-1] + "ς" if out.endswith("σ") else out
+
+
+def _phase(law: str) -> str | None:
+    """'auction' for Laws 17-40, 'play' for Laws 41-72, None for the rest (general laws, the director's)."""
+    n = int(re.match(r"\d+", law).group())
+    return "auction" if 17 <= n <= 40 else "play" if 41 <= n <= 72 else None
+
+
+def _phases(laws: Iterable[str]) -> set[str]:
+    return {p for law in laws if (p := _phase(law)) is not None}
 
 
 def _unaccented(word: str) -> str:
