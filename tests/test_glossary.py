@@ -834,6 +834,8 @@ def test_greeklish_is_read_in_greek_letters(tmp_path):
     assert greek == "ο εκτελεστής έκανε ρενόνς, έχω ακόμα μπαστούνι, θα το διορθώσει?"
     # other words letter by letter, capitals kept
     assert gl.from_greeklish("O ektelestis ekane renons sto paixnidi") == "Ο εκτελεστής έκανε ρενόνς στο παιχνιδι"
+    # θ written 8, η written h after t ("ths"), one letter for a doubled one
+    assert gl.from_greeklish("o ektelesths ekane renons, 8a to diorthosei") == "ο εκτελεστής έκανε ρενόνς, θα το διορθώσει"
     # a word the glossary has in Latin letters is a loanword: it stays
     assert gl.from_greeklish("o ektelestis ekane revoke") == "ο εκτελεστής έκανε revoke"
     # not Greeklish: English or Italian, too short, or already in Greek letters

@@ -686,13 +686,13 @@ class Glossary:
         long = [w for w in words if len(w) >= 3]
         if len(long) < 3:
             return None
-        known = sum(_greeklish_skeleton(w) in spell for w in long)
+        known = sum(_greeklish_lookup(spell, w) is not None for w in long)
         if known * 2 < len(long):
             return None
 
         def greek(m: re.Match) -> str:
             w = m.group()
-            out = spell.get(_greeklish_skeleton(w))
+            out = _greeklish_lookup(spell, w)
             if out is None:
                 if fold(w) in self._latin_words:  # a loanword the glossary knows ("board", "claim") stays
                     return w
@@ -720,7 +720,7 @@ _GREEK_WORD = re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]+")
 _HAS_GREEK = re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]")
 
 
-_LATIN_WORD = re.compile(r"[A-Za-z]+")
+_LATIN_WORD = re.compile(r"(?:[A-Za-z]|8(?=[A-Za-z]))+")  # Greeklish writes θ as 8 too: "8a", "ka8e"
 _TO_LATIN = str.maketrans({"α": "a", "β": "v", "γ": "g", "δ": "d", "ε": "e", "ζ": "z", "η": "i", "θ": "th", "ι": "i",
                            "κ": "k", "λ": "l", "μ": "m", "ν": "n", "ξ": "x", "ο": "o", "π": "p", "ρ": "r", "σ": "s",
                            "ς": "s", "τ": "t", "υ": "y", "φ": "f", "χ": "x", "ψ": "ps", "ω": "o"})
@@ -755,6 +755,14 @@ def _greeklish_skeleton(latin: str) -> str:
         for a, b in step:
             s = s.replace(a, b)
     return _DOUBLED.sub(r"\1", s)
+
+
+def _greeklish_lookup(spell: dict[str, str], word: str) -> str | None:
+    """The Greek word for a Greeklish one; "th" is θ, or τ then η written h ("ths", "ektelesths")."""
+    found = spell.get(_greeklish_skeleton(word))
+    if found is None and "th" in word.lower():
+        found = spell.get(_greeklish_skeleton(word.lower().replace("th", "ti")))
+    return found
 
 
 def _letters_to_greek(word: str) -> str:
