@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
 
+from kb import lawref
 from kb.textnorm import fold
 
 __all__ = [
@@ -677,8 +678,9 @@ class Glossary:
         glossary concept, no Greek stem, and the model sees words it hardly knows. A word the glossary's
         Greek terms have (compared by a skeleton that forgets how each Greek letter was spelled: η as
         i/h, ω as o/w, θ as th/8, ευ as eu/ev/ef...) takes its Greek spelling; a word the glossary has in
-        Latin letters ("board", "claim", "declarer") stays; other words are spelled letter by letter. Decided on the whole text: at least half of its words of three letters or more
-        must be glossary words, and it must contain no Greek letter."""
+        Latin letters ("board", "claim", "declarer") stays; other words are spelled letter by letter.
+        Decided on the whole text: at least half of its words of three letters or more must be glossary
+        words, and it must contain no Greek letter."""
         if _HAS_GREEK.search(text):
             return None
         words = _LATIN_WORD.findall(text)
@@ -723,7 +725,7 @@ _HAS_GREEK = re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]")
 _LATIN_WORD = re.compile(r"(?:[A-Za-z]|8(?=[A-Za-z]))+")  # Greeklish writes θ as 8 too: "8a", "ka8e"
 _TO_LATIN = str.maketrans({"α": "a", "β": "v", "γ": "g", "δ": "d", "ε": "e", "ζ": "z", "η": "i", "θ": "th", "ι": "i",
                            "κ": "k", "λ": "l", "μ": "m", "ν": "n", "ξ": "x", "ο": "o", "π": "p", "ρ": "r", "σ": "s",
-                           "ς": "s", "τ": "t", "υ": "y", "φ": "f", "χ": "x", "ψ": "ps", "ω": "o"})
+                           "τ": "t", "υ": "y", "φ": "f", "χ": "x", "ψ": "ps", "ω": "o"})
 # Spellings of one Greek sound or letter that Greeklish writers use interchangeably, folded to one.
 _SKELETON_STEPS = (
     (("th", "8"), ("ch", "x"), ("kh", "x"), ("ph", "f"), ("ks", "x"), ("cs", "x")),
@@ -745,7 +747,7 @@ _LETTERS_MAP = dict(_LETTERS_TO_GREEK)
 
 
 def _to_latin(greek_word: str) -> str:
-    return _unaccented(greek_word).lower().replace("ου", "ou").translate(_TO_LATIN)
+    return fold(greek_word).replace("ου", "ou").translate(_TO_LATIN)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -772,7 +774,7 @@ def _letters_to_greek(word: str) -> str:
 
 def _phase(law: str) -> str | None:
     """'auction' for Laws 17-40, 'play' for Laws 41-72, None for the rest (general laws, the director's)."""
-    n = int(re.match(r"\d+", law).group())
+    n = lawref.parts(law)[0]
     return "auction" if 17 <= n <= 40 else "play" if 41 <= n <= 72 else None
 
 
