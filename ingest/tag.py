@@ -129,8 +129,7 @@ def infer_tags(passages: list[Passage], vectors: np.ndarray, k: int = 8, min_con
             continue
         scope = scopes.get(p.doc) or []
         named = concept_votes(p.text) if concept_votes else {}
-        share = _shares({law: v for law, v in named.items()
-                         if not scope or any(lawref.extends(law, sc) for sc in scope)})
+        share = _shares({law: v for law, v in named.items() if _in_scope(law, scope)})
         if not share:
             share = _shares(_neighbour_votes(passages, tagged, tv @ vectors[i], k, scope))
         best = sorted(share.items(), key=lambda kv: -kv[1])[:max_tags]
@@ -146,10 +145,15 @@ def _neighbour_votes(passages: list[Passage], tagged: list[int], sims: np.ndarra
         s = float(max(sims[j], 0.0))
         for rank, law in enumerate(passages[tagged[j]].laws):
             wt = (1.0 if rank == 0 else 0.5) * (0.5 if lawref.depth(law) == 1 else 1.0)
-            if scope and not any(lawref.extends(law, sc) for sc in scope):
+            if not _in_scope(law, scope):
                 wt *= 0.3
             votes[law] = votes.get(law, 0.0) + s * wt
     return votes
+
+
+def _in_scope(law: str, scope: list[str]) -> bool:
+    """Inside the laws a document declares (any law when it declares none)."""
+    return not scope or any(lawref.extends(law, sc) for sc in scope)
 
 
 def _shares(votes: dict[str, float]) -> dict[str, float]:
