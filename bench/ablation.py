@@ -53,6 +53,9 @@ CONFIGS: dict[str, Weights] = {
     "- parts in the next sentence (implied_reach 0)": BASE,  # same weights; every implied_by in one clause
     "- concepts that override others (questions)": BASE,  # same weights; `overrides` ignored
     "- a concept of both phases read in the story's phase (questions)": BASE,  # same weights; `use_phases` off
+    # same weights; questions matched without the glossary's word groups (my/his, παρτενέρ/συμπαίκτης) and
+    # without a suit term's other suits ("δεν έχεις κούπες" for "δεν έχεις πίκα")
+    "- first-person words and every suit read as the terms' (questions)": BASE,
     "plain RRF (lexical+dense only)": Weights(expand=False, dense_expand=0.0, dense_lang=0.0, dense_target=0.0,
                                               concepts=0.0, law_evidence=0.0, kind_prior={}, untagged=1.0,
                                               generic=1.0, diversity=1.0, concept_laws=0.0),
@@ -64,6 +67,28 @@ def row(name: str, report) -> str:
     cross = report.metrics(lambda r: r.cross)
     return (f"| {name} | {m['section']['R@5']:.2f} | {m['law']['R@5']:.2f} | {m['section']['MRR@10']:.2f} | "
             f"{cross['section']['R@5']:.2f} ({int(cross['section']['n'])}) |")
+
+
+@contextlib.contextmanager
+def _words_as_written(questions):
+    """The question glossary matching each word as written: no word groups, no suit variants."""
+    import kb.glossary as G
+
+    same, suits = dict(G._SAME_WORD), dict(G._SUIT_GROUP)
+    root, steps = questions._root, questions._step_cache
+    G._SAME_WORD.clear()
+    G._SUIT_GROUP.clear()
+    G._fold_word.cache_clear()
+    questions._root, questions._step_cache = G._Node(), {}
+    questions._compile()
+    try:
+        yield
+    finally:
+        G._SAME_WORD.update(same)
+        G._SUIT_GROUP.update(suits)
+        G._fold_word.cache_clear()
+        questions._root, questions._step_cache = root, steps
+        questions.forget()
 
 
 @contextlib.contextmanager
@@ -131,7 +156,9 @@ def main() -> int:
                 questions.reach = 0
             questions.forget()  # what it matched before is read again the new way
             try:
-                with _no_adapter() if target is plain else contextlib.nullcontext():
+                as_written = name == "- first-person words and every suit read as the terms' (questions)"
+                with (_no_adapter() if target is plain else contextlib.nullcontext(),
+                      _words_as_written(questions) if as_written else contextlib.nullcontext()):
                     print(row(name, evaluate(target, qs, weights=CONFIGS[name])), flush=True)
             finally:
                 questions._implied, questions.reach, questions.use_overrides = implied, reach, overrides

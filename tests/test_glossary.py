@@ -328,6 +328,34 @@ def test_a_card_named_with_a_suit_symbol_is_a_card(g):
     assert found("♠AKQ ♥J109 ♦— ♣x") == {}  # holdings are not card mentions
 
 
+def test_a_story_told_in_the_first_person_reads_terms_written_in_the_third():
+    """Terms say "his partner", "του συμπαίκτη του"; players say "my partner", "του παρτενέρ μου"."""
+    tiny = Glossary([
+        Concept("defender_lead", ("56",), {"en": ("his partner had won the trick",),
+                                           "el": ("τη λεβέ την είχε πάρει ο συμπαίκτης του",)}),
+        Concept("took_back", ("47",), {"en": ("took his card back",), "el": ("πήρε πίσω το φύλλο",)}),
+        Concept("told_to_lead", ("56",), {"en": ("your lead",)}),
+        Concept("lead_face_down", ("41A",), {"en": ("lead face down",)}),
+    ])
+    assert ids(tiny, "but my partner had won the trick") == ["defender_lead"]
+    assert ids(tiny, "τη λεβέ την είχε πάρει ο παρτενέρ μου") == ["defender_lead"]
+    assert ids(tiny, "she took her card back") == ["took_back"]
+    assert ids(tiny, "πήρε πίσω το χαρτί") == ["took_back"]  # a card is φύλλο, χαρτί or κάρτα
+    # "your" is not grouped: "your lead" is what a player is told, "his lead" what he did
+    assert ids(tiny, "LHO puts his lead face down") == ["lead_face_down"]
+
+
+def test_a_term_that_names_a_suit_is_about_any_suit():
+    tiny = Glossary([
+        Concept("revoke_inquiry", ("61B",), {"en": ("no spades, partner",), "el": ("δεν έχεις πίκα",)}),
+        Concept("hearts", (), {"en": ("hearts",), "el": ("κούπες",)}),
+    ])
+    assert ids(tiny, "no clubs, partner?") == ["revoke_inquiry"]
+    assert ids(tiny, "«δεν έχεις κούπες;» ρώτησε") == ["revoke_inquiry"]  # singular or plural, any suit
+    assert ids(tiny, "he led spades") == []  # a suit's own one-word term stays that suit
+    assert ids(tiny, "he led hearts") == ["hearts"]
+
+
 def test_shared_term_yields_one_hit_per_concept(g):
     hits = g.match("η αγορά")
     assert {h.concept.id for h in hits} == {"auction", "bid"}

@@ -118,6 +118,24 @@ CARD_WORD = "ꝏ"  # a letter no text in these languages uses
 _DETERMINERS = _ARTICLES | frozenset(fold(w) for w in (
     "his her my your sua suo mia tua του της μου σου sa son ma ta sein seine seinen ihre meine su mi tu zijn "
     "haar mijn den dem").split())
+# Words a term may be said with in place of the word it was written with: the first word of each group
+# stands for the others, in terms and texts alike. A term written "η λεβέ ήταν του συμπαίκτη του" then
+# also reads "η λεβέ ήταν του παρτενέρ μου", and "took his card back" reads "took my card back": players
+# tell stories about themselves, the glossary mostly writes about a third person. Only words of one
+# language with no other reading in another (French "ma" and "sa" are Italian words; Spanish "mi" and
+# "tu" too) are grouped, and not "your": "your lead" is what one is told. Inflected forms pair with
+# forms of the same case (seinen, meinen, ihren).
+_SAME_WORDS = (
+    "his her my their", "συμπαίκτης παρτενέρ σύντροφος", "συμπαίκτη παρτενερ συντρόφου σύντροφο", "του μου",
+    "φύλλο χαρτί κάρτα", "φύλλα χαρτιά κάρτες", "φύλλου χαρτιού κάρτας", "suo mio", "sua mia", "suoi miei",
+    "sue mie", "compagno partner pard", "son mon", "ses mes", "sein mein", "seine meine ihre", "seinen meinen ihren",
+    "seinem meinem ihrem", "seiner meiner ihrer", "compañero pareja", "compañera pareja",
+)
+_SAME_WORD: dict[str, str] = {}
+for _group in _SAME_WORDS:
+    _head, *_rest = (fold(w) for w in _group.split())
+    for _w in _rest:
+        _SAME_WORD.setdefault(_w, _head)
 _CARD_WORDS = frozenset(fold(w) for w in "card carta cartas φύλλο χαρτί carte karte naipe kaart".split())
 _RANK = r"(?:10|[2-9AKQJTRDVFBakqj])"
 _CARD_MENTION = re.compile(rf"(?<![\w♠♥♦♣])(?:[♠♥♦♣]\s?{_RANK}|{_RANK}\s?[♠♥♦♣])(?![\w♠♥♦♣])")
@@ -227,7 +245,8 @@ class _Node:
 
 @lru_cache(maxsize=65536)
 def _fold_word(word: str) -> str:
-    return fold(word)
+    w = fold(word)
+    return _SAME_WORD.get(w, w)
 
 
 def _tokens(text: str) -> list[tuple[int, int, str]]:
@@ -264,6 +283,29 @@ def _card_mentions(text: str, toks: list[tuple[int, int, str]]) -> list[tuple[in
 
 def _term_words(term: str) -> tuple[str, ...]:
     return tuple(_fold_word(w) for w in _TOKEN.findall(term))
+
+
+# Suit names of one language: a term of two or more words that names a suit ("no spades,
+# partner?", "δεν έχεις μπαστούνια") is about any suit, so it is matched with each of them. Terms of one
+# word (the suits themselves) keep their own.
+_SUIT_GROUPS = tuple(frozenset(fold(w) for w in g.split()) for g in (
+    "spades hearts diamonds clubs spade heart diamond club", "picche cuori quadri fiori",
+    "πίκα κούπα καρό σπαθί μπαστούνι τριφύλλι πίκες κούπες καρά σπαθιά μπαστούνια τριφύλλια",
+    "pique cœur coeur carreau trèfle piques cœurs coeurs carreaux trèfles", "pik herz karo kreuz treff",
+    "pica corazón diamante trébol picas corazones diamantes tréboles",
+))
+_SUIT_GROUP = {w: g for g in _SUIT_GROUPS for w in g}
+
+
+def _suit_variants(words: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The term, and (with two or more words, one of them a suit) the term naming each other suit."""
+    if len(words) < 2:
+        return [words]
+    for i, w in enumerate(words):
+        group = _SUIT_GROUP.get(w)
+        if group is not None:
+            return [words[:i] + (s,) + rest for s in sorted(group) for rest in _suit_variants(words[i + 1:])]
+    return [words]
 
 
 def _card_variants(words: tuple[str, ...]) -> list[tuple[str, ...]]:
@@ -419,7 +461,7 @@ class Glossary:
                     words = _term_words(term)
                     if not words:
                         continue
-                    for variant in _card_variants(words):
+                    for variant in (v for c in _card_variants(words) for v in _suit_variants(c)):
                         node = self._root
                         for word in variant:
                             node = node.child(word)
