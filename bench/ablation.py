@@ -47,6 +47,7 @@ CONFIGS: dict[str, Weights] = {
     "- Greek accents restored for the model": replace(BASE, accents=False),
     "- Greeklish read as Greek": replace(BASE, greeklish=False),
     "- concept-law hints": replace(BASE, concept_laws=0.0),
+    "- passages of the other phase than the story's lowered": replace(BASE, phase=1.0),
     "- hinted laws as law tokens (lexical concepts list)": replace(BASE, hint_tokens=False),
     "+ routine concepts hint beside others (1.0)": replace(BASE, routine_hints=1.0),
     "- concepts said in parts (questions)": BASE,  # same weights; questions read without implied_by (see main)

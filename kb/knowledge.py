@@ -276,7 +276,8 @@ class KnowledgeBase:
         if not cands:
             return SearchResult(asked, qlang, refs, [], notices + ["no passage matches"], law_only, sit.record,
                                 sit.framing)
-        ranked = rank(cands, tags, refs, w, hints, law_only)
+        phase = question_glossary().story_phase(q) if w.phase != 1.0 else None
+        ranked = rank(cands, tags, refs, w, hints, law_only, phase)
         filt = _filters(lang, kind, law, doc)
         hits: list[Hit] = []
         step = 2 * k  # full rows are fetched a page at a time: most searches need only the first

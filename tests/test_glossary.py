@@ -356,6 +356,13 @@ def test_a_term_that_names_a_suit_is_about_any_suit():
     assert ids(tiny, "he led hearts") == ["hearts"]
 
 
+def test_the_phase_a_story_is_told_in(g):
+    assert g.story_phase("West passed before dealer and then I opened 1♠ over it") == "auction"
+    assert g.story_phase("declarer discarded a club although he still had a heart: a revoke") == "play"
+    assert g.story_phase("the director was called") is None  # nothing of either phase
+    assert g.story_phase("after a bid out of turn, the opening lead was a penalty card") is None  # both
+
+
 def test_shared_term_yields_one_hit_per_concept(g):
     hits = g.match("η αγορά")
     assert {h.concept.id for h in hits} == {"auction", "bid"}

@@ -44,6 +44,18 @@ def test_a_weaker_hint_lifts_less():
     assert [r for r, _ in rank(cands, tags, [], w, hints={"64B": 0.1, "46B": 1.0})] == [3, 1, 2]
 
 
+def test_a_story_in_one_phase_lowers_passages_wholly_about_the_other():
+    """A story told in the auction ranks the play's laws (41-72) lower, and the other way round; a passage
+    with a general law (16, 12) among its laws, or no phase told, is left alone."""
+    tags = _tags(r1=["47E2"], r2=["21B"], r3=["16C", "47E"])
+    cands = {1: 0.0110, 2: 0.0100, 3: 0.0095}
+    w = replace(Weights(), diversity=1.0)
+    assert [r for r, _ in rank(cands, tags, [], w)] == [1, 2, 3]
+    assert [r for r, _ in rank(cands, tags, [], w, phase="auction")] == [2, 3, 1]
+    assert [r for r, _ in rank(cands, tags, [], w, phase="play")] == [1, 3, 2]
+    assert [r for r, _ in rank(cands, tags, [], replace(w, phase=1.0), phase="auction")] == [1, 2, 3]
+
+
 def test_named_law_comes_first():
     tags = _tags(r1=["45C4a"], r2=["46B2"])
     cands = {1: 0.02, 2: 0.01}

@@ -649,7 +649,7 @@ class Glossary:
         telling = any(c.laws and not c.routine for c in concepts)
         # A concept said both of calls and of cards ("a slip of the tongue") takes the laws of the phase the
         # rest of the story is in, when it is in one: the auction's (Laws 17-40) or the play's (41-72).
-        told = {p for c in concepts if len(ps := _phases(c.laws)) == 1 for p in ps} if self.use_phases else set()
+        told = _told_phases(concepts) if self.use_phases else set()
         hints: dict[str, float] = {}
         for c in concepts:
             wt = routine if telling and c.routine else 1.0
@@ -659,6 +659,11 @@ class Glossary:
             for law in laws:
                 hints[law] = max(hints.get(law, 0.0), wt)
         return {law: wt for law, wt in hints.items() if wt > 0}
+
+    def story_phase(self, text: str) -> str | None:
+        """'auction' or 'play' when every concept of ``text`` that belongs to one phase belongs to that one."""
+        told = _told_phases(self._strong_concepts(text, False))
+        return next(iter(told)) if len(told) == 1 else None
 
     def _greek_forms(self, key: Callable[[str], str]) -> dict[str, dict[str, int]]:
         """The lower-case words of the glossary's Greek terms grouped by ``key``, each with its count."""
@@ -822,6 +827,11 @@ def _phase(law: str) -> str | None:
 
 def _phases(laws: Iterable[str]) -> set[str]:
     return {p for law in laws if (p := _phase(law)) is not None}
+
+
+def _told_phases(concepts: Iterable[Concept]) -> set[str]:
+    """The phases named by the concepts whose laws all lie in one phase."""
+    return {p for c in concepts if len(ps := _phases(c.laws)) == 1 for p in ps}
 
 
 def _unaccented(word: str) -> str:
