@@ -26,7 +26,7 @@ from ingest import lang as langid
 
 from . import lawref
 from .conceptvec import ConceptVectors
-from .glossary import question_glossary
+from .glossary import law_phase, question_glossary
 from .lexical import bm25_idf, bm25_top, bounded_terms, fts_query, posting_arrays
 from .store import HNSW_ABOVE, cores
 from .textnorm import fold, prose, stem_words, words
@@ -391,8 +391,9 @@ def law_evidence(cands: dict[int, float], tags: dict[int, Tags], w: Weights) -> 
 def rank(cands: dict[int, float], tags: dict[int, Tags], refs: list[str], w: Weights,
          hints: dict[str, float] | None = None, law_only: bool = True,
          phase: str | None = None) -> list[tuple[int, float]]:
-    """Final scores: fused score × priors (kind, tagged, specific) × concept-law hints, + named-law boost;
-    then section diversity. `hints`: laws the query's concepts relate to, weighted (Glossary.law_hints)."""
+    """Final scores: fused score × priors (kind, tagged, specific) × concept-law hints × the story's phase,
+    + named-law boost; then section diversity. `hints`: laws the query's concepts relate to, weighted
+    (Glossary.law_hints); `phase`: 'auction' or 'play' when the story is told in one (Glossary.story_phase)."""
     ev = law_evidence(cands, tags, w) if w.law_evidence else {}
     top_ev = max(ev.values()) if ev else 1.0
     unit = 1 / (w.rrf_k + 1)  # the score of a first-ranked candidate in one list
@@ -422,7 +423,7 @@ def rank(cands: dict[int, float], tags: dict[int, Tags], refs: list[str], w: Wei
             s += w.law_evidence * (best / top_ev) * unit
         if hints and w.concept_laws:
             s *= 1.0 + w.concept_laws * max(map(hint, t.own), default=0.0)
-        if phase and w.phase != 1.0 and t.own and all(_other_phase(law, phase) for law in t.own):
+        if phase and w.phase != 1.0 and t.own and all(law_phase(law) not in (phase, None) for law in t.own):
             s *= w.phase
         if refs:
             # the named law as a passage's primary tag counts fully, as a secondary one half
@@ -431,11 +432,6 @@ def rank(cands: dict[int, float], tags: dict[int, Tags], refs: list[str], w: Wei
         scored.append((rid, s))
     scored.sort(key=lambda x: -x[1])
     return diversify(scored, tags, w.diversity) if w.diversity < 1.0 else scored
-
-
-def _other_phase(law: str, phase: str) -> bool:
-    n = lawref.parts(law)[0]
-    return (41 <= n <= 72) if phase == "auction" else (17 <= n <= 40)
 
 
 def _ref_match(law: str, ref: str) -> float:

@@ -655,7 +655,7 @@ class Glossary:
             wt = routine if telling and c.routine else 1.0
             laws = c.laws
             if len(told) == 1 and len(_phases(laws)) > 1:
-                laws = tuple(law for law in laws if _phase(law) in told or _phase(law) is None)
+                laws = tuple(law for law in laws if law_phase(law) in told or law_phase(law) is None)
             for law in laws:
                 hints[law] = max(hints.get(law, 0.0), wt)
         return {law: wt for law, wt in hints.items() if wt > 0}
@@ -819,14 +819,14 @@ def _letters_to_greek(word: str) -> str:
     return out[:-1] + "ς" if out.endswith("σ") else out
 
 
-def _phase(law: str) -> str | None:
+def law_phase(law: str) -> str | None:
     """'auction' for Laws 17-40, 'play' for Laws 41-72, None for the rest (general laws, the director's)."""
     n = lawref.parts(law)[0]
     return "auction" if 17 <= n <= 40 else "play" if 41 <= n <= 72 else None
 
 
 def _phases(laws: Iterable[str]) -> set[str]:
-    return {p for law in laws if (p := _phase(law)) is not None}
+    return {p for law in laws if (p := law_phase(law)) is not None}
 
 
 def _told_phases(concepts: Iterable[Concept]) -> set[str]:
