@@ -29,6 +29,7 @@ from . import lawref
 from .conceptvec import concept_texts
 from .glossary import default_glossary
 from .lexical import passage_terms
+from .precedents import load_questions, precedent_key, question_text, shipped_vectors
 from .store import DocumentRow, Generation, GenerationWriter, current_generation, row_to_passage
 from .textnorm import prose
 
@@ -214,6 +215,10 @@ def _build(corpus: Path, kb_dir: Path, embedder, progress: Progress, embed: bool
             t5 = time.perf_counter()
             concept_rows, concept_vecs = _concept_vectors(embedder, model_name, prev if prev_vectors_ok else None)
             timings["concept vectors"] = time.perf_counter() - t5
+            t6 = time.perf_counter()
+            precedent_rows, precedent_vecs = _precedent_vectors(embedder, model_name,
+                                                                prev if prev_vectors_ok else None, progress)
+            timings["precedents"] = time.perf_counter() - t6
         else:
             keys = [""] * len(passages)
 
@@ -228,6 +233,8 @@ def _build(corpus: Path, kb_dir: Path, embedder, progress: Progress, embed: bool
             writer.add_vectors(list(zip(keys, vectors, strict=True)))
             writer.add_vectors(concept_vecs)
             writer.add_concept_vectors(concept_rows)
+            writer.add_vectors(precedent_vecs)
+            writer.add_precedents(precedent_rows)
             index_kind = writer.write_index(rowids, vectors, index_type)
         manifest = {
             "model": model_name, "dim": int(vectors.shape[1]) if vectors is not None else 0,
@@ -250,16 +257,46 @@ def _build(corpus: Path, kb_dir: Path, embedder, progress: Progress, embed: bool
     return BuildResult(gen, reports, len(passages), embedded, reused_count, timings, model_name)
 
 
+def _query_vectors(embedder, keys: list[str], text_of: Callable[[int], str], prev: Generation | None,
+                   progress: Callable[[int, int], None] | None = None,
+                   known: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """Vectors by key: the previous generation's and those in `known` reused, the rest embedded with the
+    query encoder (``text_of(i)`` for key i, asked only for those), in chunks that `progress` follows."""
+    cache = {k: known[k] for k in keys if k in known} if known else {}
+    cache.update(_prev_vectors(prev, [k for k in keys if k not in cache]))
+    missing = [i for i, k in enumerate(keys) if k not in cache]
+    for a in range(0, len(missing), 64):
+        chunk = missing[a:a + 64]
+        new = embedder.encode_queries([text_of(i) for i in chunk])
+        cache.update({keys[i]: v for i, v in zip(chunk, new, strict=True)})
+        if progress is not None:
+            progress(a + len(chunk), len(missing))
+    return cache
+
+
 def _concept_vectors(embedder, model_name: str, prev: Generation | None):
     """The glossary renderings embedded with the query encoder (see conceptvec.py); unchanged ones reused."""
     items = concept_texts(default_glossary())
     keys = [vec_key(model_name, f"query\x00{text}") for _, _, text in items]
-    cache = _prev_vectors(prev, keys)
-    missing = [i for i, k in enumerate(keys) if k not in cache]
-    if missing:
-        new = embedder.encode_queries([items[i][2] for i in missing])
-        cache.update({keys[i]: v for i, v in zip(missing, new, strict=True)})
+    cache = _query_vectors(embedder, keys, lambda i: items[i][2], prev)
     rows = [(c, lg, k) for (c, lg, _), k in zip(items, keys, strict=True)]
+    return rows, [(k, cache[k]) for k in dict.fromkeys(keys)]
+
+
+def _precedent_vectors(embedder, model_name: str, prev: Generation | None, progress: Progress):
+    """The precedent questions (kb/precedents.py), embedded as a search reads them (question_text).
+
+    Keyed by the model and the question as written: reading 840 questions again costs a second, which an
+    unchanged re-ingest should not pay (a change in how a search reads them leaves their vectors as they
+    were: a precedent's vote does not hang on such details)."""
+    items = load_questions()
+
+    def _p(done: int, total: int) -> None:
+        progress("precedents", done, total, f"{done}/{total} questions")
+
+    keys = [precedent_key(model_name, p) for p in items]
+    cache = _query_vectors(embedder, keys, lambda i: question_text(items[i].text), prev, _p, shipped_vectors())
+    rows = [(p.id, list(p.laws), k) for p, k in zip(items, keys, strict=True)]
     return rows, [(k, cache[k]) for k in dict.fromkeys(keys)]
 
 

@@ -20,6 +20,7 @@ from . import lawref
 from .conceptvec import ConceptVectors
 from .glossary import question_glossary
 from .lexical import law_token, query_concepts, query_words
+from .precedents import Precedents, merge_hints
 from .record import situation
 from .search import (
     SNIPPET_CACHE,
@@ -105,6 +106,7 @@ class KnowledgeBase:
         self._local = threading.local()
         self.weights = Weights()
         self._cvecs: dict[Path, ConceptVectors | None] = {}
+        self._precs: dict[Path, Precedents | None] = {}
         self._memos: dict[str, tuple[Path, dict]] = {}
 
     # ------------------------------------------------------------ opening
@@ -149,6 +151,14 @@ class KnowledgeBase:
                 if gen.path not in self._cvecs:
                     self._cvecs = {gen.path: ConceptVectors.load(self._conn(gen))}
         return self._cvecs[gen.path]
+
+    def _precedents(self, gen: Generation) -> Precedents | None:
+        """The generation's precedents, loaded once (None for a store built without them)."""
+        if gen.path not in self._precs:
+            with self._lock:
+                if gen.path not in self._precs:
+                    self._precs = {gen.path: Precedents.load(self._conn(gen))}
+        return self._precs[gen.path]
 
     def _memo(self, name: str, gen: Generation, limit: int) -> dict:
         """A per-generation memo: the generation the search started on (a refresh may swap generations
@@ -273,6 +283,10 @@ class KnowledgeBase:
             if w.dense_lang and dense_lists:
                 dense_lists += [(sub, w.dense_lang) for sub in by_language(dense_lists[0][0], tags)]
             fuse(dense_lists, w, cands)
+            if w.precedents and w.concept_laws and (precs := self._precedents(gen)) is not None:
+                laws = {law for rid in cands for law in tags[rid].own}
+                votes = precs.hints(qvecs[0], laws, w.precedent_k, w.unknown_law)
+                hints = merge_hints(hints, votes, w.precedents)
         if not cands:
             return SearchResult(asked, qlang, refs, [], notices + ["no passage matches"], law_only, sit.record,
                                 sit.framing)

@@ -75,6 +75,11 @@ class Weights:
     # a passage whose laws all belong to the other phase than the story (auction, Laws 17-40; play, 41-72) scores
     # this share (Glossary.story_phase): pooled tuning 0.894 / 0.744 -> 0.897 / 0.745 at 0.8, the same down to 0.4
     phase: float = 0.8
+    # the laws of the question's nearest labelled questions (kb/precedents.py) join the concept-law hints at this
+    # share: pooled tuning 0.899 / 0.746 -> 0.909 / 0.764 (section R@5 / MRR@10) at 1, 0.907 / 0.778 at 1.5
+    precedents: float = 1.0
+    precedent_k: int = 10  # how many nearest precedents vote (5: 0.908 / 0.766, 20: 0.907 / 0.765)
+    unknown_law: float = 0.5  # a law number no precedent is about: this share of the strongest vote
 
 
 @dataclass

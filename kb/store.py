@@ -65,6 +65,7 @@ CREATE TABLE passage_laws (rowid INTEGER, law TEXT, rel TEXT, rank INTEGER, conf
 CREATE INDEX passage_laws_law ON passage_laws(law, rel, rowid);  -- covering: law lookups read no table rows
 CREATE TABLE vectors (vec_key TEXT PRIMARY KEY, vec BLOB);
 CREATE TABLE concept_vectors (concept TEXT, lang TEXT, vec_key TEXT);
+CREATE TABLE precedents (id TEXT, laws TEXT, vec_key TEXT);
 CREATE VIRTUAL TABLE fts USING fts5(words, concepts, tokenize = 'unicode61 remove_diacritics 2');
 CREATE TABLE bm25_postings (col TEXT NOT NULL, term TEXT NOT NULL, df INTEGER NOT NULL, rowids BLOB, weights BLOB);
 CREATE INDEX bm25_postings_term ON bm25_postings(col, term, df);
@@ -205,6 +206,11 @@ class GenerationWriter:
     def add_concept_vectors(self, items: list[tuple[str, str, str]]) -> None:
         """(concept, language, vec_key) of the glossary renderings (vectors via add_vectors)."""
         self.conn.executemany("INSERT INTO concept_vectors VALUES (?,?,?)", items)
+
+    def add_precedents(self, items: list[tuple[str, list[str], str]]) -> None:
+        """(id, laws, vec_key) of the precedent questions (kb/precedents.py; vectors via add_vectors)."""
+        self.conn.executemany("INSERT INTO precedents VALUES (?,?,?)",
+                              [(i, json.dumps(list(laws)), k) for i, laws, k in items])
 
     def write_index(self, ids: np.ndarray, vectors: np.ndarray, index_type: str = "auto") -> str:
         import faiss
