@@ -16,7 +16,7 @@ rule section Recall@5 on their questions fell from 0.63 to 0.38 and from 0.85 to
 The questions ship with the package (``kb/models/questions/*.jsonl``: ``query`` and ``gold`` laws, written
 for training by helpers who saw no evaluation set). A build keeps their vectors in the generation (table
 ``precedents``). Embedding them takes ~25 s on two cores, so their vectors for the default model ship too
-(``kb/models/precedent-vectors.npz``, made by ``python -m kb.precedents``), keyed like the store's vectors
+(``kb/models/precedent-vectors.safetensors``, made by ``python -m kb.precedents``), keyed like the store's vectors
 (model name and text): a build takes the previous generation's, else the shipped ones, and embeds only
 those neither has (another model, an edited question).
 """
@@ -37,7 +37,7 @@ from .record import situation
 from .search import dense_text, prepare_query
 
 QUESTIONS_DIR = Path(__file__).resolve().parent / "models" / "questions"
-SHIPPED = Path(__file__).resolve().parent / "models" / "precedent-vectors.npz"
+SHIPPED = Path(__file__).resolve().parent / "models" / "precedent-vectors.safetensors"
 NEIGHBOURS = 10
 UNKNOWN_LAW = 0.5  # a law number no precedent covers: this share of the strongest vote
 
@@ -128,11 +128,18 @@ class Precedents:
 
 
 def shipped_vectors(path: Path = SHIPPED) -> dict[str, np.ndarray]:
-    """The shipped precedent vectors by vector key (empty when the file is missing or unreadable)."""
+    """The shipped precedent vectors by vector key (empty when the file is missing or unreadable).
+
+    A safetensors file (nothing in it is code): ``vectors`` float16 (n, dim), ``keys`` the sha1 of each key."""
+    from safetensors import SafetensorError
+    from safetensors.numpy import load_file
+
     try:
-        with np.load(path) as z:
-            keys, vecs = z["keys"].tolist(), z["vectors"].astype(np.float32)
-    except (OSError, ValueError, KeyError):
+        z = load_file(str(path))
+        keys, vecs = [bytes(k).hex() for k in z["keys"]], z["vectors"].astype(np.float32)
+    except (OSError, SafetensorError, KeyError, ValueError):
+        return {}
+    if len(keys) != len(vecs):
         return {}
     vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)  # stored as float16
     return dict(zip(keys, vecs, strict=True))
@@ -140,14 +147,17 @@ def shipped_vectors(path: Path = SHIPPED) -> dict[str, np.ndarray]:
 
 def write_shipped_vectors(path: Path = SHIPPED) -> int:
     """Embed every precedent with the default model's query encoder into `path`; the number written."""
+    from safetensors.numpy import save_file
+
     from .embed import LazyEmbedder
 
     embedder = LazyEmbedder()
     items = load_questions()
     keys = [precedent_key(embedder.name, p) for p in items]
     vecs = embedder.encode_queries([question_text(p.text) for p in items])
-    tmp = path.with_suffix(".tmp.npz")
-    np.savez_compressed(tmp, keys=np.array(keys), vectors=vecs.astype(np.float16))
+    tmp = path.with_name(path.name + ".tmp")
+    save_file({"keys": np.array([np.frombuffer(bytes.fromhex(k), np.uint8) for k in keys]),
+               "vectors": vecs.astype(np.float16)}, str(tmp), metadata={"model": embedder.name})
     tmp.replace(path)
     return len(keys)
 

@@ -99,9 +99,9 @@ def test_shipped_vectors_fit_the_default_model_and_the_questions_as_they_are():
 
 
 def test_missing_shipped_vectors_are_no_error(tmp_path):
-    assert shipped_vectors(tmp_path / "none.npz") == {}
-    (tmp_path / "bad.npz").write_bytes(b"not a zip")
-    assert shipped_vectors(tmp_path / "bad.npz") == {}
+    assert shipped_vectors(tmp_path / "none.safetensors") == {}
+    (tmp_path / "bad.safetensors").write_bytes(b"not a zip")
+    assert shipped_vectors(tmp_path / "bad.safetensors") == {}
 
 
 # ---------------------------------------------------------------- in a knowledge base (real model)
