@@ -105,8 +105,7 @@ class KnowledgeBase:
         self._lock = threading.Lock()
         self._local = threading.local()
         self.weights = Weights()
-        self._cvecs: dict[Path, ConceptVectors | None] = {}
-        self._precs: dict[Path, Precedents | None] = {}
+        self._once: dict[str, tuple[Path, object]] = {}  # see _loaded_once
         self._memos: dict[str, tuple[Path, dict]] = {}
 
     # ------------------------------------------------------------ opening
@@ -144,21 +143,24 @@ class KnowledgeBase:
             cache[gen.path] = conn
         return conn
 
-    def _concept_vectors(self, gen: Generation) -> ConceptVectors | None:
-        """The generation's concept vectors, loaded once (None for a store built without them)."""
-        if gen.path not in self._cvecs:
+    def _loaded_once(self, what: str, gen: Generation, load: Callable[[sqlite3.Connection], object]):
+        """What `load` reads from `gen`'s store, read once per generation (the latest one kept)."""
+        path, value = self._once.get(what, (None, None))
+        if path != gen.path:
             with self._lock:
-                if gen.path not in self._cvecs:
-                    self._cvecs = {gen.path: ConceptVectors.load(self._conn(gen))}
-        return self._cvecs[gen.path]
+                path, value = self._once.get(what, (None, None))
+                if path != gen.path:
+                    value = load(self._conn(gen))
+                    self._once[what] = (gen.path, value)
+        return value
+
+    def _concept_vectors(self, gen: Generation) -> ConceptVectors | None:
+        """The generation's concept vectors (None for a store built without them)."""
+        return self._loaded_once("concept vectors", gen, ConceptVectors.load)
 
     def _precedents(self, gen: Generation) -> Precedents | None:
-        """The generation's precedents, loaded once (None for a store built without them)."""
-        if gen.path not in self._precs:
-            with self._lock:
-                if gen.path not in self._precs:
-                    self._precs = {gen.path: Precedents.load(self._conn(gen))}
-        return self._precs[gen.path]
+        """The generation's precedents (None for a store built without them)."""
+        return self._loaded_once("precedents", gen, Precedents.load)
 
     def _memo(self, name: str, gen: Generation, limit: int) -> dict:
         """A per-generation memo: the generation the search started on (a refresh may swap generations
