@@ -285,6 +285,23 @@ def test_embedder_contract_and_cache(fast):
 
 
 @pytest.mark.slow
+def test_query_threads_stop_spinning_when_a_run_returns(fast):
+    """The query session spins between its kernels (faster) but not after a run: an idle process stays idle
+    (an app waiting for the next question must not burn a core; spinning left on costs ~40 ms per 0.3 s)."""
+    code = ("import resource, time; from kb.embed import get_embedder; e = get_embedder(); "
+            "cpu = lambda: sum(resource.getrusage(resource.RUSAGE_SELF)[:2]); idle = 0.0\n"
+            "for i in range(5):\n"
+            "    e.encode_queries([f'il morto ha giocato una carta {i}']); c = cpu(); time.sleep(0.3); idle += cpu() - c\n"
+            "print(round(idle / 5 * 1000, 1))")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("KB_QUERY_ENCODER", None)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert float(out.stdout.split()[-1]) < 10.0, out.stdout  # CPU ms per 0.3 s of idling
+
+
+@pytest.mark.slow
 def test_query_path_imports_no_torch(fast):
     """A process that only searches never imports torch, transformers or sentence-transformers."""
     code = ("import sys; from kb.embed import get_embedder; e = get_embedder(); "
