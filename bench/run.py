@@ -186,9 +186,9 @@ class _Timed:
     def __init__(self, inner) -> None:
         self.inner, self.name, self.dim, self.times, self.calls = inner, inner.name, inner.dim, [], []
 
-    def encode_queries(self, texts):
+    def encode_queries(self, texts, **kw):
         t = time.perf_counter()
-        out = self.inner.encode_queries(texts)
+        out = self.inner.encode_queries(texts, **kw)
         self.times.append(time.perf_counter() - t)
         self.calls.append(list(texts))
         return out

@@ -268,7 +268,12 @@ class FastEmbedder:
         self.dim = self.queries.dim
         self._passage_prompt = fastembed.query_prompt(self._model_dir, "passage")
 
-    def encode_queries(self, texts: list[str]) -> np.ndarray:
+    # encode_queries calls ``running()`` when its inputs are ready and the model starts (or at once when
+    # every text is cached): a search running it on another thread waits for that much, so that the
+    # tokenising does not fight its own Python work for the GIL (KnowledgeBase.search).
+    signals_running = True
+
+    def encode_queries(self, texts: list[str], running: Callable[[], None] | None = None) -> np.ndarray:
         """Recent queries come from a small cache (a search embeds the same text again on every rerun)."""
         texts = list(texts)
         out = np.zeros((len(texts), self.dim), np.float32)
@@ -281,8 +286,10 @@ class FastEmbedder:
                 else:
                     self._cache.move_to_end(t)
                     out[i] = v
+        if not todo and running is not None:
+            running()
         if todo:
-            vecs = self.queries.encode([texts[i] for i in todo])
+            vecs = self.queries.encode([texts[i] for i in todo], running=running)
             with self._cache_lock:
                 for i, v in zip(todo, vecs, strict=True):
                     out[i] = v

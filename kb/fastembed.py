@@ -449,11 +449,16 @@ class OnnxQueryEncoder:
             raise FastUnavailable(f"cannot load {path}: {e}") from e
 
     def encode(self, texts: list[str], prompt: str | None = None, batch_size: int = 16,
-               progress: Callable[[int, int], None] | None = None) -> np.ndarray:
-        """Unit vectors of ``prompt + text`` (default prompt: the model's query prompt)."""
+               progress: Callable[[int, int], None] | None = None,
+               running: Callable[[], None] | None = None) -> np.ndarray:
+        """Unit vectors of ``prompt + text`` (default prompt: the model's query prompt). ``running()`` is
+        called once the texts are read into the model's inputs, just before the model runs (and lets go of
+        the GIL): see KnowledgeBase.search."""
         texts = list(texts)
         out = np.zeros((len(texts), self.dim), np.float32)
         if not texts:
+            if running is not None:
+                running()
             return out
         prompt = self.prompt if prompt is None else prompt
         encs = self.tokenizer.encode_batch([prompt + t for t in texts])  # one id array per text
@@ -467,12 +472,12 @@ class OnnxQueryEncoder:
         step = 1 if single else max(1, batch_size)
         for a in range(0, len(order), step):
             idx = order[a:a + step]
-            out[idx] = self._run([encs[i] for i in idx])
+            out[idx] = self._run([encs[i] for i in idx], running if a == 0 else None)
             if progress is not None:
                 progress(min(a + step, len(order)), len(order))
         return out
 
-    def _run(self, encs) -> np.ndarray:
+    def _run(self, encs, running: Callable[[], None] | None = None) -> np.ndarray:
         n = max(len(e) for e in encs)
         ids = np.full((len(encs), n), self.pad_id, np.int64)
         mask = np.zeros((len(encs), n), np.int64)
@@ -480,5 +485,7 @@ class OnnxQueryEncoder:
             ids[i, :len(e)] = e
             mask[i, :len(e)] = 1
         emb = self.words[ids]  # fancy indexing on the memory map: a plain (b, n, dim) float32 array
+        if running is not None:
+            running()
         out = self.session.run(None, {"inputs_embeds": emb, "attention_mask": mask})[0]
         return np.ascontiguousarray(out, dtype=np.float32)

@@ -4,6 +4,7 @@ Runtime is missing or the check fails. Timings are measured by bench/run.py, nev
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -282,6 +283,18 @@ def test_embedder_contract_and_cache(fast):
     assert np.array_equal(a[0], b[2]) and np.array_equal(a[1], b[0])
     long = fast.encode_queries(["carta " * 2000])  # truncated to 512 tokens like sentence-transformers
     assert long.shape == (1, 384) and np.isfinite(long).all()
+
+
+@pytest.mark.slow
+def test_embedder_says_when_its_model_starts(fast):
+    """``running`` is called once a call, before its vectors exist: when the model starts, or at once for
+    texts all in the cache (a search waits for it before going on beside the model)."""
+    assert fast.signals_running
+    text = "il morto ha giocato una carta, poi un'altra"
+    for texts in ([text], [text], []):  # new, cached, nothing
+        seen: list[str] = []
+        out = fast.encode_queries(texts, running=functools.partial(seen.append, "running"))
+        assert seen == ["running"] and out.shape == (len(texts), 384)
 
 
 @pytest.mark.slow

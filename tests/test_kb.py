@@ -8,8 +8,10 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from kb import KBError, KnowledgeBase
@@ -67,6 +69,50 @@ def test_a_board_record_around_the_question_is_not_searched(kb):
     assert framed.framing == ["Club pairs on Monday, 14 tables, I was the TD."]
 
 
+class _SlowModel:
+    """An embedder whose model runs until released; it says when the model starts (or never, if told)."""
+
+    def __init__(self, signals: bool = True, calls_running: bool = True) -> None:
+        self.signals_running, self.calls_running = signals, calls_running
+        self.prepared, self.release, self.kwargs = threading.Event(), threading.Event(), []
+
+    def encode_queries(self, texts, **kw):
+        self.kwargs.append(kw)
+        time.sleep(0.05)  # reading the text into the model's inputs
+        self.prepared.set()
+        if self.calls_running and "running" in kw:
+            kw["running"]()
+        self.release.wait(5)  # the model
+        return np.ones((len(texts), 4), np.float32)
+
+
+def test_search_waits_for_the_model_to_start_not_to_finish():
+    """The question is read into the model's inputs before the search goes on (no GIL tug of war), and the
+    model then runs beside it."""
+    import kb.knowledge as knowledge
+
+    model = _SlowModel()
+    p = knowledge._Prefetched(model, "q")
+    assert model.prepared.is_set() and not p._future.done()
+    model.release.set()
+    assert p(["q"]).shape == (1, 4)
+
+
+def test_search_goes_on_if_the_model_never_says_it_started(monkeypatch):
+    import kb.knowledge as knowledge
+
+    monkeypatch.setattr(knowledge, "RUNNING_WAIT_S", 0.05)
+    model = _SlowModel(calls_running=False)
+    t = time.perf_counter()
+    p = knowledge._Prefetched(model, "q")
+    assert time.perf_counter() - t < 2 and not p._future.done()
+    model.release.set()
+    assert p(["q"]).shape == (1, 4)
+    plain = _SlowModel(signals=False)  # an embedder that cannot tell is not asked to
+    plain.release.set()
+    assert knowledge._Prefetched(plain, "q")(["q"]).shape == (1, 4) and plain.kwargs == [{}]
+
+
 def test_question_is_embedded_once_while_lexical_lists_are_gathered(built_kb, monkeypatch):
     """The question's vector is computed on a worker thread, once; the hits are those of a plain search."""
     import kb.knowledge as knowledge
@@ -78,13 +124,13 @@ def test_question_is_embedded_once_while_lexical_lists_are_gathered(built_kb, mo
     calls: list[tuple[list[str], str]] = []
     real = type(emb).encode_queries
 
-    def spy(self, texts):
+    def spy(self, texts, **kw):
         calls.append((list(texts), threading.current_thread().name))
-        return real(self, texts)
+        return real(self, texts, **kw)
 
     class Inline:  # no worker thread: the model is called when the dense lists need it
-        def __init__(self, encode, text):
-            self._encode = encode
+        def __init__(self, embedder, text):
+            self._encode = embedder.encode_queries
 
         def __call__(self, texts):
             return self._encode(texts)
