@@ -38,6 +38,15 @@ _EXAMPLE_HEADING = re.compile(r"^\W{0,3}(example|esempio|παράδειγμα|ex
                               r"cas|appeal|appello|ricorso|έφεση|υπόθεση|problem|problema|πρόβλημα)"
                               r"\s*(?:n[.°º]?\s*|nr\.?\s*|no\.?\s*|#\s*)?(\d{1,3})\s*(?:[-–—:.)]\s*(.{0,80}))?$",
                               re.IGNORECASE)
+# "Example 1. South is declarer in 6♥ ..." / "Esempio 2: ..." / "Παράδειγμα 1. ...": a numbered example whose case
+# starts on its own heading line (handouts write them so)
+_EXAMPLE_INLINE = re.compile(r"^\W{0,3}(example|esempio|παράδειγμα|exemple|beispiel|ejemplo|voorbeeld|caso|case|fall|"
+                             r"cas|appeal|appello|ricorso|έφεση|υπόθεση|problem|problema|πρόβλημα)"
+                             r"\s*(?:n[.°º]?\s*|nr\.?\s*|no\.?\s*|#\s*)?(\d{1,3})\s*[-–—:.)]\s+(\S.{40,})$", re.IGNORECASE)
+# "Law 74A – Proper attitude. Players must ..." / "Art. 13 A – Intervento dell'Arbitro." / "Νόμος 35Α. Κόντρα ...": a
+# paragraph that opens with the law section it explains
+_LAW_PARAGRAPH = re.compile(rf"^\W{{0,3}}{_KEYWORD}\s*\.?\s*(\d{{1,2}})\s?(ΣΤ|[A-HΑ-Η])\s?(\d)?\s?([a-eα-ε])?"
+                            r"\s*[-–—:.)]\s*(\S.*)$")
 _SECTION = re.compile(r"^(ΣΤ|[A-HΑ-Η])\s*[.)]\s*(\S.*)?$")
 _DIGIT = re.compile(r"^(\d)\s*[.)]\s*(\S.*)?$")
 _SUB = re.compile(r"^\(?([a-eα-ε])\)\s*(\S.*)?$")
@@ -97,6 +106,16 @@ def law_heading(text: str) -> tuple[str, str] | None:
     if letters and sum(c.isupper() for c in letters) / len(letters) < 0.7:
         return None
     return num, rest
+
+
+def _law_paragraph(text: str) -> str | None:
+    """'74A' for 'Law 74A – Proper attitude. Players must …', '36A' for 'Νόμος 36Α. …'; None otherwise."""
+    m = _LAW_PARAGRAPH.match(text)
+    if not m:
+        return None
+    section = GREEK_SECTION.get(m.group(2), m.group(2))
+    sub = GREEK_SUB.get(m.group(4), m.group(4)) if m.group(4) else ""
+    return lawref.canonical(f"{int(m.group(1))}{section}{m.group(3) or ''}{sub if m.group(3) else ''}")
 
 
 def sub_heading(text: str) -> tuple[str, str] | None:
@@ -252,6 +271,28 @@ class _Segmenter:
             title = f"{label} · {m.group(1).lower()} {n}" if label else f"{m.group(1).capitalize()} {n}"
             self.example = Block("example", [ln], chapter=self.chapter, title=title, example_no=str(n))
             self._start(self.example)
+            return
+
+        m = _EXAMPLE_INLINE.match(t)
+        if m and law:
+            # the same, with the case on the heading's line ("Example 1. South is declarer in 6♥ ...")
+            n = int(m.group(2))
+            self.chapter, self.chapter_title = law, self.law_title if self.law else self.topic_title
+            self.ex_no, self.scope = n, None
+            self.example = Block("example", [ln], chapter=self.chapter,
+                                 title=f"{self._chapter_label()} · {m.group(1).lower()} {n}", example_no=str(n))
+            self._start(self.example)
+            return
+
+        para = _law_paragraph(t)
+        if para and self.law and self.cursor and self.cur.kind != "example" and lawref.parts(para)[0] == int(self.law):
+            # a section explained in a paragraph that names it: the law's own numbering, written out (inside a
+            # worked example such a line is its ruling citing the law)
+            _, sec, dig, sub = lawref.parts(para)
+            self.cursor.section, self.cursor.digit, self.cursor.sub = sec, str(dig) if dig else None, sub
+            self.cursor.free = False
+            self.example = None
+            self._start(Block("law_text", [ln], address=para, chapter=self.law, title=f"{self.law_title} · {para}"))
             return
 
         m = _EXAMPLE_NO.match(t)
@@ -479,7 +520,11 @@ def _split_commentary(b: Block) -> list[Block]:
 def split_question_answer(lines: list[str]) -> tuple[str | None, str | None]:
     """The case as put, and the ruling. An explicit 'Risposta/Answer' wins; else the last question line."""
     body = list(lines)
-    while body and (not plain(body[0]) or _EXAMPLE_NO.match(body[0]) or _EXAMPLE_HEADING.match(plain(body[0]))):
+    while body and (not plain(body[0]) or _EXAMPLE_NO.match(body[0]) or _EXAMPLE_HEADING.match(plain(body[0]))
+                    or _EXAMPLE_INLINE.match(plain(body[0]))):
+        if inline := _EXAMPLE_INLINE.match(plain(body[0])):  # "Example 1. South is declarer ...": the case begins
+            body[0] = inline.group(3)
+            break
         body = body[1:]  # the example's own number is not part of the question
     for i, ln in enumerate(body):
         if _ANSWER.match(plain(ln)):

@@ -302,6 +302,60 @@ def test_casebook_cases_without_law_headings():
     assert any(p.kind == "commentary" and "contested" in p.text for p in ps)  # the section after the last case
 
 
+# Handouts that name each section at the start of its paragraph and start each case on its example's line.
+HANDOUT_EN = """DIRECTOR COURSE: THE PLAY PERIOD
+
+LAW 44 – SEQUENCE AND PROCEDURE OF PLAY
+
+Law 44A – Lead to a trick. The leader may lead any card, unless his side is under a restriction.
+
+Law 44C – Requirement to follow suit. A player must follow suit if he can; this overrides every other duty.
+
+Example 1. West has a major penalty card, the ♠K. Declarer leads a heart and West still holds hearts.
+Ruling: West must follow suit with a heart; the penalty card stays on the table (Law 44C).
+
+Example 2: South plays 3NT. East wins the trick with the ♦A and leads a spade from his hand at once.
+Ruling: The winner of the trick leads to the next one (Law 44G)."""
+
+HANDOUT_IT = """ART. 13 – NUMERO ERRATO DI CARTE
+
+Art. 13 A – Intervento dell'Arbitro. L'Arbitro ricompone le mani e, se nessuno ha dichiarato, il board si gioca.
+
+Esempio 1. Board 5, Est conta quattordici carte prima della licita e chiama l'Arbitro.
+Decisione: si corregge la mano e il board si gioca normalmente (art. 13 A)."""
+
+HANDOUT_EL = """ΝΟΜΟΣ 38 – ΑΓΟΡΑ ΠΑΝΩ ΑΠΟ ΕΠΤΑ
+
+Νόμος 38Α. Συμβόλαιο πάνω από επτά δεν παίζεται ποτέ.
+
+Νόμος 38Γ. Και οι δύο παίκτες της παραβαίνουσας πλευράς περνούν πάσο για την υπόλοιπη αγορά.
+
+Παράδειγμα 1. Ο Βορράς αγοράζει 8♠ και ο Διαιτητής καλείται αμέσως στο τραπέζι.
+Απόφαση: η αγορά ακυρώνεται και ο Νότος λέει πάσο για την υπόλοιπη αγορά (Νόμος 38Γ)."""
+
+
+def test_handout_sections_and_examples_on_their_own_lines():
+    for text, lang, sections, examples in [
+        (HANDOUT_EN, "en", ["44A", "44C"], [["44C"], ["44G"]]),
+        (HANDOUT_IT, "it", ["13A"], [["13A"]]),
+        (HANDOUT_EL, "el", ["38A", "38C"], [["38C"]]),
+    ]:
+        ps, _ = document_passages(_doc(text), CatalogEntry(file="t.txt", languages=[lang]))
+        assert [p.laws for p in ps if p.kind == "law_text"] == [[s] for s in sections], lang
+        ex = [p for p in ps if p.kind == "example"]
+        assert [p.laws for p in ex] == examples, lang
+        assert [p.example_no for p in ex] == [str(i + 1) for i in range(len(examples))], lang
+        assert all(p.question and p.answer for p in ex), lang
+        assert not any(p.kind == "law_text" and ("Ruling" in p.text or "Decisione" in p.text or "Απόφαση" in p.text)
+                       for p in ps), lang
+
+
+def test_a_ruling_citing_a_section_stays_in_its_example():
+    text = "LAW 45 – CARD PLAYED\n\n1\nSouth leads the ♥3 from dummy's side.\nLaw 45E2. The ♥3 is a lead out of turn."
+    ps, _ = document_passages(_doc(text), CatalogEntry(file="t.txt", languages=["en"]))
+    assert [p.kind for p in ps] == ["example"] and "lead out of turn" in ps[0].text
+
+
 def _untagged(text: str, doc: str = "new.txt") -> Passage:
     return Passage(id=text[:8], doc=doc, page=1, page_end=None, lang="en", kind="commentary", title="t", text=text)
 
