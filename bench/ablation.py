@@ -49,6 +49,7 @@ CONFIGS: dict[str, Weights] = {
     "- concept-law hints": replace(BASE, concept_laws=0.0),
     "- precedents (laws of the nearest labelled questions)": replace(BASE, precedents=0.0),
     "precedents: a law no precedent covers counts as no vote (0)": replace(BASE, unknown_law=0.0),
+    "precedents: full votes however far the nearest precedent": replace(BASE, precedent_fade=False),
     "- passages of the other phase than the story's lowered": replace(BASE, phase=1.0),
     "- hinted laws as law tokens (lexical concepts list)": replace(BASE, hint_tokens=False),
     "+ routine concepts hint beside others (1.0)": replace(BASE, routine_hints=1.0),

@@ -6,6 +6,9 @@ written by helpers who saw no code and no corpus (the question writers did not s
 * eval/unseen/ (session 15): English and Italian lessons on Laws 25, 27, 43, 57, 67, 73; 48 questions.
 * eval/unseen2/ (session 16): a Greek lesson on Laws 16, 20, 21 and an English one on Laws 24, 65, 66,
   69, 70, 71 (claims, arranging and inspecting tricks); 48 questions.
+* eval/unseen3/ (session 20): handouts in English (Laws 42, 44, 74, 75, 76), Italian (13, 14, 15, 59, 60) and
+  Greek (26, 35-39), each section named at the start of its paragraph and each case on its example's line; 48
+  questions. Its questions and results were never read (its documents' segmentation was: see ingest/segment.py).
 
 The adapter (kb/models) was trained without any of it: this measures what it does to a user's new
 documents about laws it never saw. Run it once as is and once with KB_ADAPTER=off:

@@ -301,7 +301,7 @@ class KnowledgeBase:
             fuse(dense_lists, w, cands)
             if w.precedents and w.concept_laws and (precs := self._precedents(gen)) is not None:
                 laws = {law for rid in cands for law in tags[rid].own}
-                votes = precs.hints(qvecs[0], laws, w.precedent_k, w.unknown_law)
+                votes = precs.hints(qvecs[0], laws, w.precedent_k, w.unknown_law, w.precedent_fade)
                 hints = merge_hints(hints, votes, w.precedents)
         if not cands:
             return SearchResult(asked, qlang, refs, [], notices + ["no passage matches"], law_only, sit.record,

@@ -13,6 +13,12 @@ precedent is about counts as half the strongest vote (:data:`UNKNOWN_LAW`): "don
 nor a no. Measured with lessons on uncovered laws added to the corpus (bench/unseen.py sets): without that
 rule section Recall@5 on their questions fell from 0.63 to 0.38 and from 0.85 to 0.77.
 
+And a question far from every precedent is one they know little about: how near its nearest precedent is,
+read against how near precedents usually are to each other (:meth:`Precedents.confidence`), scales their votes
+down and lifts the uncovered laws' half vote towards a full one. On those lessons' questions section R@5 rose
+0.71 → 0.77, 0.83 → 0.83 and, on a third set measured only after the choice, 0.63 → 0.75 (MRR@10 +0.05 to +0.14);
+on the held-out questions about the default corpus it cost 0.006 (two questions of 384).
+
 The questions ship with the package (``kb/models/questions/*.jsonl``: ``query`` and ``gold`` laws, written
 for training by helpers who saw no evaluation set). A build keeps their vectors in the generation (table
 ``precedents``). Embedding them takes ~25 s on two cores, so their vectors for the default model ship too
@@ -89,6 +95,14 @@ class Precedents:
 
     def __post_init__(self) -> None:
         self.numbers = {lawref.parts(law)[0] for laws in self.laws for law in laws}
+        self.near, self.far = _how_near(self.matrix)
+
+    def confidence(self, top: float) -> float:
+        """How far a question's precedents speak for it, from its nearest one's similarity `top`: 1 at least as
+        near as precedents usually are to each other, 0 at :attr:`far` or farther, linear between."""
+        if self.near <= self.far:
+            return 1.0
+        return min(max((top - self.far) / (self.near - self.far), 0.0), 1.0)
 
     @classmethod
     def load(cls, conn: sqlite3.Connection) -> Precedents | None:
@@ -103,11 +117,11 @@ class Precedents:
         matrix = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
         return cls(matrix, [tuple(json.loads(r[0])) for r in rows])
 
-    def votes(self, qvec: np.ndarray, k: int = NEIGHBOURS) -> dict[str, float]:
+    def votes(self, qvec: np.ndarray, k: int = NEIGHBOURS, sims: np.ndarray | None = None) -> dict[str, float]:
         """Laws of the `k` nearest precedents, each weighted by its (positive) cosine; the top law is 1."""
         if qvec.shape[-1] != self.matrix.shape[1]:
             return {}
-        sims = self.matrix @ qvec
+        sims = self.matrix @ qvec if sims is None else sims
         k = min(k, len(sims))
         near = np.argpartition(-sims, k - 1)[:k]
         votes: dict[str, float] = defaultdict(float)
@@ -118,13 +132,42 @@ class Precedents:
         return {law: v / top for law, v in votes.items()} if top > 0 else {}
 
     def hints(self, qvec: np.ndarray, candidate_laws: Iterable[str], k: int = NEIGHBOURS,
-              unknown: float = UNKNOWN_LAW) -> dict[str, float]:
-        """:meth:`votes`, plus `unknown` for each law number among `candidate_laws` no precedent is about."""
-        out = self.votes(qvec, k)
+              unknown: float = UNKNOWN_LAW, fade: bool = True) -> dict[str, float]:
+        """:meth:`votes`, plus `unknown` for each law number among `candidate_laws` no precedent is about.
+
+        With `fade`, a question far from every precedent is one they know little about: their votes count
+        by :meth:`confidence`, and a law they do not cover rises from `unknown` towards a full vote."""
+        if qvec.shape[-1] != self.matrix.shape[1]:
+            return {}
+        sims = self.matrix @ qvec
+        out = self.votes(qvec, k, sims)
+        if out and fade:
+            c = self.confidence(float(sims.max()))
+            out = {law: v * c for law, v in out.items()}
+            unknown += (1.0 - unknown) * (1.0 - c)
         if out and unknown > 0:
             for n in {lawref.parts(law)[0] for law in candidate_laws} - self.numbers:
                 out[str(n)] = max(out.get(str(n), 0.0), unknown)
         return out
+
+
+MIN_FOR_CALIBRATION = 20  # fewer precedents than this: no reading of how near is near (confidence 1)
+
+
+def _how_near(matrix: np.ndarray) -> tuple[float, float]:
+    """(near, far) for :meth:`Precedents.confidence`, from the precedents themselves, so that any model's
+    similarity scale is read on its own terms: `near` is the median similarity of a precedent to its nearest
+    other one; `far` lies twice as far below it as their 10th percentile (default model: 0.58 and 0.38)."""
+    n = len(matrix)
+    if n < MIN_FOR_CALIBRATION:
+        return 0.0, 0.0
+    best = np.full(n, -1.0, np.float32)
+    for a in range(0, n, 1024):  # blocks: a user's casebook may hold many thousands
+        block = matrix[a:a + 1024] @ matrix.T
+        block[np.arange(len(block)), np.arange(a, a + len(block))] = -1.0  # not itself
+        best[a:a + len(block)] = block.max(1)
+    near, p10 = float(np.median(best)), float(np.percentile(best, 10))
+    return near, near - 2 * (near - p10)
 
 
 def shipped_vectors(path: Path = SHIPPED) -> dict[str, np.ndarray]:

@@ -70,6 +70,48 @@ def test_a_law_no_precedent_covers_counts_as_unknown_not_as_no():
     assert p.hints(_unit([1, 0.2, 0]), ["67B"], k=2, unknown=0.0).get("67") is None
 
 
+def _spread(cosines):
+    """Pairs of precedents, pair i at cosine `cosines[i]` to each other and orthogonal to every other pair (and to
+    the last axis)."""
+    dim = 2 * len(cosines) + 1
+    rows, laws = [], []
+    for i, c in enumerate(cosines):
+        a, b = np.zeros(dim, np.float32), np.zeros(dim, np.float32)
+        a[2 * i] = 1
+        b[2 * i], b[2 * i + 1] = c, np.sqrt(1 - c * c)
+        rows += [a, b]
+        laws += [(f"{20 + i}A",), (f"{20 + i}B",)]
+    return Precedents(np.stack(rows), laws)
+
+
+def test_how_near_is_near_is_read_from_the_precedents_themselves():
+    cos = np.linspace(0.4, 0.95, 12)
+    p = _spread(cos)
+    assert p.near == pytest.approx(float(np.median(cos)), abs=1e-5)
+    assert p.far == pytest.approx(p.near - 2 * (p.near - float(np.percentile(np.repeat(cos, 2), 10))), abs=1e-5)
+    assert p.confidence(p.near) == 1.0 and p.confidence(1.0) == 1.0 and p.confidence(p.far) == 0.0
+    assert 0 < p.confidence((p.near + p.far) / 2) < 1
+    assert _precedents().confidence(0.0) == 1.0  # too few precedents to tell: always 1
+
+
+def test_a_question_far_from_every_precedent_hears_less_from_them():
+    p = _spread(np.linspace(0.4, 0.95, 12))
+    dim = p.matrix.shape[1]
+    near = p.matrix[0]  # a precedent itself: full confidence
+    assert p.hints(near, ["20A", "67B"], k=2) == p.hints(near, ["20A", "67B"], k=2, fade=False)
+    top = (p.near + p.far) / 2  # half way: votes halved, an uncovered law half way from 0.5 to 1
+    q = np.zeros(dim, np.float32)
+    q[0], q[-1] = top, np.sqrt(1 - top * top)
+    c = p.confidence(float((p.matrix @ q).max()))
+    plain, faded = p.hints(q, ["20A", "67B"], k=2, fade=False), p.hints(q, ["20A", "67B"], k=2)
+    assert 0.3 < c < 0.7 and plain["67"] == 0.5
+    assert faded["20A"] == pytest.approx(plain["20A"] * c) and faded["67"] == pytest.approx(0.5 + 0.5 * (1 - c))
+    lost = np.zeros(dim, np.float32)
+    lost[0], lost[-1] = p.far / 2, np.sqrt(1 - p.far * p.far / 4)  # farther than far: no vote counts
+    h = p.hints(lost, ["20A", "67B"], k=2)
+    assert h["67"] == 1.0 and max(v for law, v in h.items() if law != "67") == 0.0
+
+
 def test_merge_keeps_the_stronger_hint_per_law():
     got = merge_hints({"64A": 0.8, "50": 0.3}, {"64A": 0.5, "50": 1.0, "61B": 0.2}, weight=0.5)
     assert got == {"64A": 0.8, "50": 0.5, "61B": 0.1}
@@ -125,7 +167,7 @@ def test_the_vote_lifts_the_voted_law(kb, monkeypatch):
     law = target.laws[0]
 
     class _Stub:
-        def hints(self, qvec, laws, k, unknown):
+        def hints(self, qvec, laws, k, unknown, fade=True):
             return {law: 1.0}
 
     monkeypatch.setattr(type(kb), "_precedents", lambda self, gen: _Stub())
