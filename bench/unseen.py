@@ -9,6 +9,8 @@ written by helpers who saw no code and no corpus (the question writers did not s
 * eval/unseen3/ (session 20): handouts in English (Laws 42, 44, 74, 75, 76), Italian (13, 14, 15, 59, 60) and
   Greek (26, 35-39), each section named at the start of its paragraph and each case on its example's line; 48
   questions. Its questions and results were never read (its documents' segmentation was: see ingest/segment.py).
+* eval/unseen4/ (session 20): a questions-and-answers page in English (Laws 12, 79, 82, 85), a Markdown handout in
+  Italian (17, 18, 19, 22, 23) and an appeals bulletin in Greek (81, 83, 86, 92, 93); 48 questions, never read.
 
 The adapter (kb/models) was trained without any of it: this measures what it does to a user's new
 documents about laws it never saw. Run it once as is and once with KB_ADAPTER=off:

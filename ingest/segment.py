@@ -36,13 +36,18 @@ _EXAMPLE_NO = re.compile(r"^\s*(\d{1,2})\s*$")
 # "Example 3", "Esempio 12 - Il morto avverte", "Παράδειγμα 2:", "Exemple n° 4", "Caso 5.", "Appeal 7" alone on a line
 _EXAMPLE_HEADING = re.compile(r"^\W{0,3}(example|esempio|παράδειγμα|exemple|beispiel|ejemplo|voorbeeld|caso|case|fall|"
                               r"cas|appeal|appello|ricorso|έφεση|υπόθεση|problem|problema|πρόβλημα)"
-                              r"\s*(?:n[.°º]?\s*|nr\.?\s*|no\.?\s*|#\s*)?(\d{1,3})\s*(?:[-–—:.)]\s*(.{0,80}))?$",
+                              r"\s*(?:n[.°º]?\s*|nr\.?\s*|no\.?\s*|núm\.?\s*|αρ\.?\s*|#\s*)?(\d{1,3})\s*(?:[-–—:.)]\s*(.{0,80}))?$",
                               re.IGNORECASE)
 # "Example 1. South is declarer in 6♥ ..." / "Esempio 2: ..." / "Παράδειγμα 1. ...": a numbered example whose case
 # starts on its own heading line (handouts write them so)
 _EXAMPLE_INLINE = re.compile(r"^\W{0,3}(example|esempio|παράδειγμα|exemple|beispiel|ejemplo|voorbeeld|caso|case|fall|"
                              r"cas|appeal|appello|ricorso|έφεση|υπόθεση|problem|problema|πρόβλημα)"
-                             r"\s*(?:n[.°º]?\s*|nr\.?\s*|no\.?\s*|#\s*)?(\d{1,3})\s*[-–—:.)]\s+(\S.{40,})$", re.IGNORECASE)
+                             r"\s*(?:n[.°º]?\s*|nr\.?\s*|no\.?\s*|núm\.?\s*|αρ\.?\s*|#\s*)?(\d{1,3})\s*[-–—:.)]\s+(\S.{40,})$",
+                             re.IGNORECASE)
+# "Q: North broke tempo ...": a question of a questions-and-answers document (its answer: "A: ...")
+_QA_QUESTION = re.compile(r"^\W{0,3}(?:(?-i:Q)|question|domanda|ερώτηση|frage|pregunta)\s*(\d{1,3})?\s*:\s*(\S.*)$",
+                          re.IGNORECASE)
+_MD_HEADING = re.compile(r"^#{1,6}\s+")  # Markdown: a heading whatever its case
 # "Law 74A – Proper attitude. Players must ..." / "Art. 13 A – Intervento dell'Arbitro." / "Νόμος 35Α. Κόντρα ...": a
 # paragraph that opens with the law section it explains
 _LAW_PARAGRAPH = re.compile(rf"^\W{{0,3}}{_KEYWORD}\s*\.?\s*(\d{{1,2}})\s?(ΣΤ|[A-HΑ-Η])\s?(\d)?\s?([a-eα-ε])?"
@@ -53,9 +58,13 @@ _SUB = re.compile(r"^\(?([a-eα-ε])\)\s*(\S.*)?$")
 _ELLIPSIS = re.compile(r"^\[\s*(?:\.\s*){3}\]$|^\[…\]$")
 _BULLET = re.compile(r"^[-–•]\s+")
 _MARKUP = re.compile(r"\*\*|</?u>|</?b>|</?i>")
-_ANSWER = re.compile(r"^\W*(?:risposta|risposte|answer|answers|ruling|decision|la decisione|decisione|soluzione|"
-                     r"απάντηση|απαντήσεις|απόφαση|réponse|décision|antwort|entscheidung|respuesta|decisión|"
-                     r"antwoord|beslissing)\s*(?:[:.]\**\s*|$)", re.IGNORECASE)
+_ANSWER_WORD = (r"(?:risposta|risposte|answer|answers|ruling|decision|la decisione|decisione|soluzione|"
+                r"απάντηση|απαντήσεις|απόφαση|réponse|décision|antwort|entscheidung|respuesta|decisión|"
+                r"antwoord|beslissing)")
+# "Ruling: …", "Risposta.", and with a word or two around it before a colon ("Director's ruling:", "Decisione
+# del comitato:", "Απόφαση επιτροπής:"); "A:" / "R:" answering a "Q:"
+_ANSWER = re.compile(rf"^\W*(?:{_ANSWER_WORD}\s*(?:[:.]\**\s*|$)|(?:[\w'’]+\s+){{0,2}}{_ANSWER_WORD}(?:\s+[\w'’]+){{0,2}}"
+                     r"\s*:\**\s*|(?-i:[ARΑ])\d{0,3}\s*:\s*)", re.IGNORECASE)
 _SEAT_CUE = re.compile(r"^(?:\d\)\s*)?(?:North|South|East|West|Nord|Sud|Est|Ovest|EW|NS|EO|E/W|N/S|E-W|N-S|"
                        r"Βορράς|Νότος|Ανατολή|Δύση|Nord|Süd|Ost|Norte|Sur|Este|Oeste)\b")
 _EXAMPLE_CUE = re.compile(r"(?:^ES:|^EX:|\b(?:ad esempio|per esempio|esempio|for instance|for example|example|"
@@ -94,8 +103,9 @@ def plain(text: str) -> str:
     return _MARKUP.sub("", text).strip()
 
 
-def law_heading(text: str) -> tuple[str, str] | None:
-    """(law number, title) when the line opens a law/article; titles are upper case or absent."""
+def law_heading(text: str, any_case: bool = False) -> tuple[str, str] | None:
+    """(law number, title) when the line opens a law/article; titles are upper case or absent (any case for a
+    line marked as a heading, `any_case`: Markdown's "## Art. 17 – Il periodo della licita")."""
     m = _HEADING.match(plain(text))
     if not m:
         return None
@@ -103,7 +113,7 @@ def law_heading(text: str) -> tuple[str, str] | None:
     if not lawref.canonical(num):
         return None
     letters = [c for c in rest if c.isalpha()]
-    if letters and sum(c.isupper() for c in letters) / len(letters) < 0.7:
+    if letters and not any_case and sum(c.isupper() for c in letters) / len(letters) < 0.7:
         return None
     return num, rest
 
@@ -118,14 +128,15 @@ def _law_paragraph(text: str) -> str | None:
     return lawref.canonical(f"{int(m.group(1))}{section}{m.group(3) or ''}{sub if m.group(3) else ''}")
 
 
-def sub_heading(text: str) -> tuple[str, str] | None:
-    """('47D', title) for '47D A SEGUITO DEL CAMBIO…' / '46 B2 DESIGNATING SUIT BUT NOT RANK'."""
+def sub_heading(text: str, any_case: bool = False) -> tuple[str, str] | None:
+    """('47D', title) for '47D A SEGUITO DEL CAMBIO…' / '46 B2 DESIGNATING SUIT BUT NOT RANK' (any case with
+    `any_case`: Markdown's "### 17 A – Chi apre la licita")."""
     m = _SUBHEAD.match(plain(text))
     if not m:
         return None
     title = m.group(4)
     letters = [c for c in title if c.isalpha()]
-    if len(letters) < 4 or sum(c.isupper() for c in letters) / len(letters) < 0.7:
+    if len(letters) < 4 or not any_case and sum(c.isupper() for c in letters) / len(letters) < 0.7:
         return None
     return f"{int(m.group(1))}{m.group(2)}{m.group(3) or ''}", title.strip()
 
@@ -208,6 +219,8 @@ class _Segmenter:
         self.chapter: str | None = None  # law whose examples are being numbered
         self.chapter_title = ""
         self.ex_no = 0
+        self.qa_no = 0  # questions of a questions-and-answers page, counted through the document
+        self.part = ""  # the heading over them, in a page without law headings
         self.example: Block | None = None  # the open example (resumed after quoted law text)
         self.scope: str | None = None  # sub-section address (47D, 46B2, 47E2)
         self.scope_title = ""
@@ -240,8 +253,11 @@ class _Segmenter:
             self.cur.lines.append(ln)
             return
         gap, self.blank_run = self.blank_run, 0
+        md = _MD_HEADING.match(t)
+        if md:
+            t = t[md.end():]
 
-        head = law_heading(t)
+        head = law_heading(t, any_case=bool(md))
         if head:
             num, rest = head
             kw = re.match(r"\W*(\S+?)\s*\.{0,2}\s*\d", t)
@@ -308,7 +324,24 @@ class _Segmenter:
                 self._start(self.example)
                 return
 
-        sub = sub_heading(t)
+        m = _QA_QUESTION.match(t)
+        if m and self.cur.kind != "law_text":
+            # one question of a questions-and-answers page opens a case, answered by its "A:" line
+            self.qa_no += 1
+            n = int(m.group(1)) if m.group(1) else self.qa_no
+            body = [x for x in self.cur.lines if plain(x.text)]
+            if self.cur.kind == "commentary" and len(body) == 1 and _looks_title(plain(body[0].text)):
+                self.part = _MD_HEADING.sub("", plain(body[0].text))  # a lone heading: these questions' title
+                self.cur.lines = []
+            self.chapter, self.chapter_title = (law, self.law_title if self.law else self.topic_title) if law else (None, "")
+            label = self._chapter_label() if law else self.part or self.doc_title
+            self.ex_no, self.scope = n, None
+            self.example = Block("example", [ln], chapter=self.chapter, title=f"{label} · Q {n}" if label else f"Q {n}",
+                                 example_no=str(n))
+            self._start(self.example)
+            return
+
+        sub = sub_heading(t, any_case=bool(md))
         if sub and (self.law or self.chapter):
             addr, title = sub
             law_of = re.match(r"\d+", addr).group(0)
@@ -425,7 +458,10 @@ class _Segmenter:
 def _heading_only(b: Block) -> bool:
     """A law heading with nothing under it (the items follow as their own blocks)."""
     body = [x for x in b.lines if plain(x.text)]
-    return b.kind == "law_text" and len(body) == 1 and law_heading(body[0].text) is not None
+    if b.kind != "law_text" or len(body) != 1:
+        return False
+    md = _MD_HEADING.match(plain(body[0].text))
+    return law_heading(plain(body[0].text)[md.end():] if md else body[0].text, any_case=bool(md)) is not None
 
 
 def _body_after_deal(b: Block) -> bool:
@@ -521,9 +557,12 @@ def split_question_answer(lines: list[str]) -> tuple[str | None, str | None]:
     """The case as put, and the ruling. An explicit 'Risposta/Answer' wins; else the last question line."""
     body = list(lines)
     while body and (not plain(body[0]) or _EXAMPLE_NO.match(body[0]) or _EXAMPLE_HEADING.match(plain(body[0]))
-                    or _EXAMPLE_INLINE.match(plain(body[0]))):
+                    or _EXAMPLE_INLINE.match(plain(body[0])) or _QA_QUESTION.match(plain(body[0]))):
         if inline := _EXAMPLE_INLINE.match(plain(body[0])):  # "Example 1. South is declarer ...": the case begins
             body[0] = inline.group(3)
+            break
+        if qa := _QA_QUESTION.match(plain(body[0])):  # "Q: North broke tempo ...": the question itself
+            body[0] = qa.group(2)
             break
         body = body[1:]  # the example's own number is not part of the question
     for i, ln in enumerate(body):

@@ -356,6 +356,69 @@ def test_a_ruling_citing_a_section_stays_in_its_example():
     assert [p.kind for p in ps] == ["example"] and "lead out of turn" in ps[0].text
 
 
+# Three more shapes of a user's document: a Markdown handout, a questions-and-answers page, an appeals bulletin.
+MARKDOWN_IT = """# Il periodo della licita
+
+## Art. 19 – Contro e surcontro
+
+### 19 A – Contro
+Si può contrare soltanto l'ultima offerta fatta da un avversario.
+
+### 19 B – Surcontro
+Si può surcontrare soltanto l'ultimo contro fatto da un avversario.
+
+**Caso 1**
+Nord apre 1♥, Sud contra l'offerta del compagno prima che Est abbia dichiarato.
+*Soluzione:* il contro non è ammesso: si contra soltanto un'offerta avversaria (art. 19 A)."""
+
+FAQ_EN = """Questions directors ask
+
+Adjusted scores
+
+Q: North hesitated before passing and South then bid game. Can I give an adjusted score?
+A: Yes, when the hesitation suggested the bid over a logical alternative and the opponents were damaged (Law 12C1).
+
+Q: A board could not be played because the time ran out. What do I give?
+A: An artificial adjusted score: average plus to the blameless pair (Law 12C2).
+
+Disputed facts
+
+Q: Declarer says he called the queen, the defenders heard the king. Who decides?
+A: The director decides on the balance of probabilities (Law 85A1)."""
+
+APPEALS_EL = """Δελτίο της Επιτροπής Εφέσεων
+
+Έφεση αρ. 1
+Αγώνας: Swiss ομάδων
+Γεγονότα: Ο πίνακας δεν παίχτηκε στο ένα τραπέζι λόγω λάθους του διαιτητή.
+Απόφαση διαιτητή: Τεχνητό αποτέλεσμα.
+Απόφαση επιτροπής: Επικυρώνεται η απόφαση (Νόμος 86Α).
+
+Έφεση αρ. 2
+Αγώνας: Κύπελλο
+Γεγονότα: Η ομάδα ζήτησε έφεση μία ώρα μετά την ανακοίνωση των αποτελεσμάτων.
+Απόφαση επιτροπής: Η έφεση είναι εκπρόθεσμη (Νόμος 92Β)."""
+
+
+def test_markdown_handout_faq_and_appeals_bulletin():
+    ps, _ = document_passages(_doc(MARKDOWN_IT, "t.md"), CatalogEntry(file="t.md", languages=["it"]))
+    assert [p.laws for p in ps if p.kind != "example" and p.laws and p.laws[0] in ("19A", "19B")] == [["19A"], ["19B"]]
+    ex = [p for p in ps if p.kind == "example"]
+    assert len(ex) == 1 and ex[0].laws == ["19A"] and ex[0].answer.startswith("il contro non è ammesso")
+    assert not any(p.text.strip().endswith("Contro e surcontro") for p in ps)  # no passage that is only a heading
+
+    ps, _ = document_passages(_doc(FAQ_EN), CatalogEntry(file="t.txt", languages=["en"]))
+    ex = [p for p in ps if p.kind == "example"]
+    assert [p.laws for p in ex] == [["12C1"], ["12C2"], ["85A1"]]
+    assert ex[0].question.startswith("North hesitated") and ex[0].answer.startswith("Yes, when")
+    assert ex[2].title.startswith("Disputed facts") and not any(p.text.strip() == "Disputed facts" for p in ps)
+
+    ps, _ = document_passages(_doc(APPEALS_EL), CatalogEntry(file="t.txt", languages=["el"]))
+    ex = [p for p in ps if p.kind == "example"]
+    assert [p.example_no for p in ex] == ["1", "2"] and [p.laws for p in ex] == [["86A"], ["92B"]]
+    assert ex[0].answer.startswith("Τεχνητό αποτέλεσμα") and "Γεγονότα" in ex[0].question
+
+
 def _untagged(text: str, doc: str = "new.txt") -> Passage:
     return Passage(id=text[:8], doc=doc, page=1, page_end=None, lang="en", kind="commentary", title="t", text=text)
 
