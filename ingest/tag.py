@@ -20,7 +20,9 @@ from .model import Passage
 # A reference right after these words is a pointer elsewhere, not the law applied.
 _SEE = re.compile(r"(?:\bsee|\bvedi|\bvedasi|\bcfr?|\bβλ|\bvoir|\bsiehe|\bver|\bvéase|\bzie|\bcompare|\bconfronta"
                   r"|\bcf)\b\.?[^.;!?]{0,24}$", re.IGNORECASE)
-_NEGATED = re.compile(r"(?:\bnot|\bnon|\bnever|\bnicht|\bpas|\bδεν|\bόχι|\bμη)\b[^.;!?]{0,16}$", re.IGNORECASE)
+# a negation just before a reference, unless a parenthesis opens between them: "a pair not at fault (Law 12C2)"
+# cites the law for the whole sentence
+_NEGATED = re.compile(r"(?:\bnot|\bnon|\bnever|\bnicht|\bpas|\bδεν|\bόχι|\bμη)\b[^.;!?(]{0,16}$", re.IGNORECASE)
 _MAY_APPLY = re.compile(r"^[^.;!?]{0,12}\b(?:may|might|could|potrebbe\w*|possono|può|μπορεί|peut|kann|puede)\b",
                         re.IGNORECASE)
 _BOLD = re.compile(r"\*\*[^*]{0,40}$")

@@ -135,6 +135,9 @@ def test_elided_quote_left_alone_without_a_clear_match():
 def test_classify_refs_negation_and_pointers():
     applied, cited = classify_refs("No **45E2**. He led out of turn (art. 55A); see Law 16C. We do not use 45C4b.")
     assert applied == ["45E2", "55A"] and cited == ["16C", "45C4b"]
+    # a parenthesis between the negation and the reference: the law stated the negative sentence
+    applied, cited = classify_refs("Average plus to the pair not at fault (Law 12C2). This is not Law 12C1.")
+    assert applied == ["12C2"] and cited == ["12C1"]
 
 
 def test_example_without_refs_takes_quoted_emphasised_rule():
