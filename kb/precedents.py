@@ -1,7 +1,7 @@
 """Precedents: director questions whose deciding law is known, as votes for the law of a new question.
 
 Why: the adapted model (kb/models, train/README.md) puts a story near the passages of its law, but the
-passages are law-book prose and lessons, while the 840 questions it was trained on (and 227 more written
+passages are law-book prose and lessons, while the 840 questions it was trained on (and 345 more written
 later) are stories told the way directors tell them. A new question is often closest to a few of those, and their laws are a second
 opinion on which of the retrieved laws decides it: the laws of its 10 nearest precedents (cosine of the
 question vectors), each weighted by its similarity, normalised to 1 for the most voted, join the concept-law
