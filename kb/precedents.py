@@ -2,10 +2,10 @@
 
 Why: the adapted model (kb/models, train/README.md) puts a story near the passages of its law, but the
 passages are law-book prose and lessons, while the 840 questions it was trained on (and 345 more written
-later) are stories told the way directors tell them. A new question is often closest to a few of those, and their laws are a second
-opinion on which of the retrieved laws decides it: the laws of its 10 nearest precedents (cosine of the
-question vectors), each weighted by its similarity, normalised to 1 for the most voted, join the concept-law
-hints of the ranking (kb/search.py ``rank``).
+later) are stories told the way directors tell them. A new question is often closest to a few of those, and
+their laws are a second opinion on which of the retrieved laws decides it: the laws of its 10 nearest
+precedents (cosine of the question vectors), each weighted by its similarity, normalised to 1 for the most
+voted, join the concept-law hints of the ranking (kb/search.py ``rank``).
 
 A vote only knows the laws the precedents cover. A user's documents about other laws (Law 67, a defective
 trick, has no precedent) would lose to the covered laws the neighbours vote for, so a law number no
