@@ -34,16 +34,13 @@ _SUBHEAD = re.compile(r"^(\d{1,2})\s?([A-H])\s?(\d)?\s*[.)]?\s+(\S.*)$")
 _SUBSCOPE = re.compile(r"^(\d)\)\s+(\S.*)$")
 _EXAMPLE_NO = re.compile(r"^\s*(\d{1,2})\s*$")
 # "Example 3", "Esempio 12 - Il morto avverte", "Παράδειγμα 2:", "Exemple n° 4", "Caso 5.", "Appeal 7" alone on a line
-_EXAMPLE_HEADING = re.compile(r"^\W{0,3}(example|esempio|παράδειγμα|exemple|beispiel|ejemplo|voorbeeld|caso|case|fall|"
-                              r"cas|appeal|appello|ricorso|έφεση|υπόθεση|problem|problema|πρόβλημα)"
-                              r"\s*(?:n[.°º]?\s*|nr\.?\s*|no\.?\s*|núm\.?\s*|αρ\.?\s*|#\s*)?(\d{1,3})\s*(?:[-–—:.)]\s*(.{0,80}))?$",
-                              re.IGNORECASE)
+_EXAMPLE_WORD = (r"(example|esempio|παράδειγμα|exemple|beispiel|ejemplo|voorbeeld|caso|case|fall|cas|appeal|appello|"
+                 r"ricorso|έφεση|υπόθεση|problem|problema|πρόβλημα)")
+_EXAMPLE_NUMBER = r"\s*(?:n[.°º]?\s*|nr\.?\s*|no\.?\s*|núm\.?\s*|αρ\.?\s*|#\s*)?(\d{1,3})"
+_EXAMPLE_HEADING = re.compile(rf"^\W{{0,3}}{_EXAMPLE_WORD}{_EXAMPLE_NUMBER}\s*(?:[-–—:.)]\s*(.{{0,80}}))?$", re.IGNORECASE)
 # "Example 1. South is declarer in 6♥ ..." / "Esempio 2: ..." / "Παράδειγμα 1. ...": a numbered example whose case
 # starts on its own heading line (handouts write them so)
-_EXAMPLE_INLINE = re.compile(r"^\W{0,3}(example|esempio|παράδειγμα|exemple|beispiel|ejemplo|voorbeeld|caso|case|fall|"
-                             r"cas|appeal|appello|ricorso|έφεση|υπόθεση|problem|problema|πρόβλημα)"
-                             r"\s*(?:n[.°º]?\s*|nr\.?\s*|no\.?\s*|núm\.?\s*|αρ\.?\s*|#\s*)?(\d{1,3})\s*[-–—:.)]\s+(\S.{40,})$",
-                             re.IGNORECASE)
+_EXAMPLE_INLINE = re.compile(rf"^\W{{0,3}}{_EXAMPLE_WORD}{_EXAMPLE_NUMBER}\s*[-–—:.)]\s+(\S.{{40,}})$", re.IGNORECASE)
 # "Q: North broke tempo ...": a question of a questions-and-answers document (its answer: "A: ...")
 _QA_QUESTION = re.compile(r"^\W{0,3}(?:(?-i:Q)|question|domanda|ερώτηση|frage|pregunta)\s*(\d{1,3})?\s*:\s*(\S.*)$",
                           re.IGNORECASE)
@@ -101,6 +98,12 @@ class Block:
 def plain(text: str) -> str:
     """Text without emphasis markup, for structure tests."""
     return _MARKUP.sub("", text).strip()
+
+
+def _unmarked(text: str) -> tuple[str, bool]:
+    """The text without a Markdown heading marker ("## "), and whether it had one."""
+    md = _MD_HEADING.match(text)
+    return (text[md.end():], True) if md else (text, False)
 
 
 def law_heading(text: str, any_case: bool = False) -> tuple[str, str] | None:
@@ -253,11 +256,9 @@ class _Segmenter:
             self.cur.lines.append(ln)
             return
         gap, self.blank_run = self.blank_run, 0
-        md = _MD_HEADING.match(t)
-        if md:
-            t = t[md.end():]
+        t, md = _unmarked(t)
 
-        head = law_heading(t, any_case=bool(md))
+        head = law_heading(t, any_case=md)
         if head:
             num, rest = head
             kw = re.match(r"\W*(\S+?)\s*\.{0,2}\s*\d", t)
@@ -276,28 +277,13 @@ class _Segmenter:
             # A worked example announced by name: it belongs to the law it stands under, whatever its number
             # (documents number them per law or straight through). A casebook or bulletin without law
             # headings ("Case 12", "Appeal 3") gets its cases too; their laws come from their rulings.
-            n = int(m.group(2))
-            if law:
-                self.chapter, self.chapter_title = law, self.law_title if self.law else self.topic_title
-                label = self._chapter_label()
-            else:
-                self.chapter, self.chapter_title = None, ""
-                label = self.doc_title
-            self.ex_no, self.scope = n, None
-            title = f"{label} · {m.group(1).lower()} {n}" if label else f"{m.group(1).capitalize()} {n}"
-            self.example = Block("example", [ln], chapter=self.chapter, title=title, example_no=str(n))
-            self._start(self.example)
+            self._open_example(ln, law, m.group(1).lower(), int(m.group(2)), self.doc_title)
             return
 
         m = _EXAMPLE_INLINE.match(t)
         if m and law:
             # the same, with the case on the heading's line ("Example 1. South is declarer in 6♥ ...")
-            n = int(m.group(2))
-            self.chapter, self.chapter_title = law, self.law_title if self.law else self.topic_title
-            self.ex_no, self.scope = n, None
-            self.example = Block("example", [ln], chapter=self.chapter,
-                                 title=f"{self._chapter_label()} · {m.group(1).lower()} {n}", example_no=str(n))
-            self._start(self.example)
+            self._open_example(ln, law, m.group(1).lower(), int(m.group(2)), self.doc_title)
             return
 
         para = _law_paragraph(t)
@@ -331,17 +317,12 @@ class _Segmenter:
             n = int(m.group(1)) if m.group(1) else self.qa_no
             body = [x for x in self.cur.lines if plain(x.text)]
             if self.cur.kind == "commentary" and len(body) == 1 and _looks_title(plain(body[0].text)):
-                self.part = _MD_HEADING.sub("", plain(body[0].text))  # a lone heading: these questions' title
+                self.part = _unmarked(plain(body[0].text))[0]  # a lone heading: these questions' title
                 self.cur.lines = []
-            self.chapter, self.chapter_title = (law, self.law_title if self.law else self.topic_title) if law else (None, "")
-            label = self._chapter_label() if law else self.part or self.doc_title
-            self.ex_no, self.scope = n, None
-            self.example = Block("example", [ln], chapter=self.chapter, title=f"{label} · Q {n}" if label else f"Q {n}",
-                                 example_no=str(n))
-            self._start(self.example)
+            self._open_example(ln, law, "Q", n, self.part or self.doc_title)
             return
 
-        sub = sub_heading(t, any_case=bool(md))
+        sub = sub_heading(t, any_case=md)
         if sub and (self.law or self.chapter):
             addr, title = sub
             law_of = re.match(r"\d+", addr).group(0)
@@ -431,6 +412,20 @@ class _Segmenter:
             return
         self.cur.lines.append(ln)
 
+    def _open_example(self, ln: Line, law: str | None, word: str, n: int, label_without_law: str) -> None:
+        """A worked example announced by name ("Example 3", "Έφεση αρ. 2", "Q:"): under the law or topic it stands
+        under, else under `label_without_law` (a casebook's or a Q/A page's cases get their laws from their rulings)."""
+        if law:
+            self.chapter, self.chapter_title = law, self.law_title if self.law else self.topic_title
+            label = self._chapter_label()
+        else:
+            self.chapter, self.chapter_title = None, ""
+            label = label_without_law
+        self.ex_no, self.scope = n, None
+        title = f"{label} · {word} {n}" if label else f"{word.capitalize()} {n}"
+        self.example = Block("example", [ln], chapter=self.chapter, title=title, example_no=str(n))
+        self._start(self.example)
+
     def _chapter_label(self) -> str:
         return self.chapter_title.split(" – ")[0] if self.chapter_title else f"LAW {self.chapter}"
 
@@ -460,8 +455,8 @@ def _heading_only(b: Block) -> bool:
     body = [x for x in b.lines if plain(x.text)]
     if b.kind != "law_text" or len(body) != 1:
         return False
-    md = _MD_HEADING.match(plain(body[0].text))
-    return law_heading(plain(body[0].text)[md.end():] if md else body[0].text, any_case=bool(md)) is not None
+    text, md = _unmarked(plain(body[0].text))
+    return law_heading(text, any_case=md) is not None
 
 
 def _body_after_deal(b: Block) -> bool:
