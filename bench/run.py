@@ -456,6 +456,25 @@ def load_queries(path: Path) -> list[str]:
     return scale.load_queries(path)
 
 
+# The int8 query model's speed depends on these more than on the clock: AVX2 alone multiplies int8
+# in several steps, VNNI (AVX-512 or AVX) in one, AMX in tiles: a dev question took 10.5-17 ms on
+# an AVX2 EPYC, 7-8.5 ms on a VNNI Xeon (sessions 20-21).
+INT8_FLAGS = ("avx2", "avx512_vnni", "avx_vnni", "amx_int8")
+
+
+def _cpu() -> str:
+    """The CPU's name and its int8 dot-product instructions, from /proc/cpuinfo where there is one."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        info = open("/proc/cpuinfo").read().splitlines()
+    except OSError:
+        return cpu
+    name = next((ln.split(":", 1)[1].strip() for ln in info if ln.startswith("model name")), cpu)
+    flags = set(next((ln.split(":", 1)[1].split() for ln in info if ln.startswith("flags")), []))
+    have = [f for f in INT8_FLAGS if f in flags]
+    return f"{name}; int8 instructions: {', '.join(have) or 'none of ' + ', '.join(INT8_FLAGS)}"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kb-dir", type=Path, default=None, help="KB for search/CLI/app/recall (default: the one built)")
@@ -489,12 +508,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     load1 = os.getloadavg()
-    cpu = platform.processor() or platform.machine()
-    try:
-        cpu = next(ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    ROWS.insert(0, ("machine", f"{len(os.sched_getaffinity(0))} cores ({cpu}); load average {load0[0]:.1f} at start, "
+    ROWS.insert(0, ("machine", f"{len(os.sched_getaffinity(0))} cores ({_cpu()}); load average {load0[0]:.1f} at start, "
                     f"{load1[0]:.1f} at end", "", ""))
     print("| measure | value | target | |\n|---|---|---|---|")
     for r in ROWS:
