@@ -682,6 +682,20 @@ def test_default_glossary_reads_a_revoke_told_in_two_sentences():
     assert "revoke" not in g.concept_ids("RHO ruffed the third diamond. We played on. Later he still had a diamond.")
 
 
+@pytest.mark.parametrize(("text", "said"), [
+    ("I was in dummy but led from my hand.", True),
+    ("I was in dummy. I led from my hand by mistake.", True),
+    ("Déclarant, j'étais au mort et j'ai joué de ma main.", True),
+    ("Ero in mano e ho giocato dal morto il fante.", True),
+    ("Ήμουν στο μορ και έπαιξα από το χέρι μου ένα καρό.", True),
+    ("Ich war am Tisch und habe aus der Hand gespielt.", True),
+    ("Declarer led from hand; dummy played low.", False),  # an ordinary lead from hand
+    ("I was in dummy. We played on. Then I led from hand.", False),  # two sentence ends apart
+])
+def test_a_lead_from_the_wrong_hand_told_as_where_the_lead_was_and_where_it_came_from(text, said):
+    assert ("declarer_lead_out_of_turn" in question_glossary().concept_ids(text)) is said
+
+
 def test_a_whole_of_weak_parts_only_is_not_said(parts):
     assert parts.concept_ids("too early, loudly") == []
 
