@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from kb import lawref
 
 from .clean import reflow
+from .lang import detect
 from .model import Line
 
 GREEK_SECTION = {"Α": "A", "Β": "B", "Γ": "C", "Δ": "D", "Ε": "E", "ΣΤ": "F", "Ζ": "G", "Η": "H"}
@@ -516,10 +517,15 @@ def _absorbed_leadin(out: list[Block], b: Block) -> bool:
 
 
 def _split_commentary(b: Block) -> list[Block]:
-    """Commentary in paragraphs of readable size; each part keeps the block's title and law context."""
+    """Commentary in paragraphs of readable size; each part keeps the block's title and law context.
+
+    A part also ends where the language changes: a bilingual document (a Greek commentary followed by
+    its English text) otherwise gave a passage half in one language, labelled with the other, whose
+    second half no search or law page in its own language could find."""
     text = reflow(b.text_lines())
     paras = [p for p in text.split("\n") if p.strip()]
-    if sum(len(p.split()) for p in paras) <= COMMENTARY_WORDS:
+    langs = paragraph_languages(paras)
+    if not paras or sum(len(p.split()) for p in paras) <= COMMENTARY_WORDS and len(set(langs)) <= 1:
         return [b]
     # map paragraphs back to pages through the lines they start with
     out: list[Block] = []
@@ -527,9 +533,9 @@ def _split_commentary(b: Block) -> list[Block]:
     lines = [ln for ln in b.lines if ln.text.strip()]
     cur: list[Line] = []
     words = 0
-    for p in paras:
+    for p, lang, before in zip(paras, langs, [langs[0], *langs[:-1]], strict=True):
         n = len(p.split())
-        if cur and words + n > COMMENTARY_WORDS:
+        if cur and (words + n > COMMENTARY_WORDS or lang != before):
             out.append(Block(b.kind, cur, address=b.address, chapter=b.chapter, title=b.title))
             cur, words = [], 0
         # consume the physical lines that make up this paragraph
@@ -543,6 +549,22 @@ def _split_commentary(b: Block) -> list[Block]:
     cur.extend(lines[li:])
     if cur:
         out.append(Block(b.kind, cur, address=b.address, chapter=b.chapter, title=b.title))
+    return out
+
+
+LANG_WORDS = 8  # a paragraph of fewer words takes its neighbour's language (too little text to tell)
+_WORD = re.compile(r"[^\W\d_]{2,}")  # a word for that count: two letters or more (not "###", "19", "C", "–")
+
+
+def paragraph_languages(paras: list[str]) -> list[str]:
+    """Each paragraph's language; a short one (a heading, "Example 3.") takes the one before it, or after it
+    at the start."""
+    langs: list[str | None] = [detect(p) if len(_WORD.findall(p)) >= LANG_WORDS else None for p in paras]
+    known = next((x for x in langs if x and x != "und"), "und")
+    out: list[str] = []
+    for x in langs:
+        known = x if x and x != "und" else known
+        out.append(known)
     return out
 
 

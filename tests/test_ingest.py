@@ -217,6 +217,29 @@ def test_mixed_language_pdf_labelled_per_passage(corpus):
     assert f.kind == "commentary"
 
 
+BILINGUAL = """Σχόλια στους Νόμους 45-47
+Ένα φύλλο ενός αμυνόμενου θεωρείται παιγμένο όταν είναι δυνατόν να το έχει δει ο συμπαίκτης του.
+Ο Διαιτητής οφείλει να εξηγήσει με προσοχή στον ΑΣΔ ότι αν δεν αλλάξει το φύλλο του, ούτε ο εκτελεστής θα αλλάξει.
+A card from a defender is deemed to be played when it is possible that his partner has seen it.
+The TD should carefully explain to RHO that if he does not change his card, neither will declarer."""
+
+
+def test_commentary_parts_end_where_the_language_changes():
+    # 60 words: one part by size; two by language (the English twin no longer rides on the Greek passage)
+    ps, _ = document_passages(_doc(BILINGUAL, "c.txt"), CatalogEntry(file="c.txt", title="Commentary on Laws 45-47"))
+    assert [p.lang for p in ps] == ["el", "en"]
+    assert "συμπαίκτης" in ps[0].text and "partner" not in ps[0].text
+    assert ps[1].text.startswith("A card from a defender")
+
+
+def test_a_short_heading_in_another_language_does_not_split_a_commentary():
+    text = ("### 19 C – Contro o surcontro superati\n"
+            "Ogni contro o surcontro è superato da una successiva offerta legale fatta da qualsiasi giocatore.")
+    ps, _ = document_passages(_doc(text, "h.md"), CatalogEntry(file="h.md", title="Appunti"))
+    assert len([p for p in ps if "surcontro è superato" in p.text]) == 1
+    assert all(p.lang == "it" for p in ps)
+
+
 def test_ids_stable_across_runs():
     a = _corpus()
     b = _corpus()
