@@ -14,6 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from . import lawref
+from .render import same_text_line
 
 
 def _kb(args):
@@ -83,8 +84,11 @@ def cmd_law(args) -> int:
     for lang, hits in v.by_lang.items():
         print(f"\n== {lang.upper()} ==")
         for h in hits:
-            print(f"[{h.kind}] {h.title} ({h.doc} p.{h.page}) laws: {', '.join(h.laws)}")
+            laws = ", ".join(h.laws) or "probably " + ", ".join(h.inferred)
+            print(f"[{h.kind}] {h.title} ({h.doc} p.{h.page}) laws: {laws}")
             print("  " + h.text.replace("\n", "\n  ")[:1200])
+            if v.copies.get(h.id):
+                print("  (" + same_text_line(h, v.copies[h.id]) + ")")
     if v.examples:
         print("\n== worked examples ==")
         for h in v.examples:

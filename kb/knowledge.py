@@ -44,9 +44,17 @@ from .search import (
     snippet,
 )
 from .store import Generation, KBError, current_generation, default_kb_dir
+from .textnorm import words
 
 KIND_ORDER = {k: i for i, k in enumerate(KINDS)}
 ALSO_IN = 6  # other-language passages listed under a hit
+# An untagged passage whose inferred law (ingest/tag.py infer_tags) is this sure stands in its language's column
+# of a law page, marked "probably": a commentary written without law numbers is otherwise missing from the
+# one view meant to show a law in every language (the Greek commentary on Law 45 had one tagged passage of 7).
+LAW_PAGE_INFERRED = 0.5
+# A passage of a law page whose word trigrams are this much inside another's of the same kind and language is
+# the same text quoted again (a lecture quotes 45C1 on four pages): shown once, with where else it stands.
+SAME_TEXT = 0.9
 
 
 @dataclass
@@ -63,6 +71,7 @@ class LawView:
     cites: list[str]
     related: list[tuple[str, int]]
     message: str = ""
+    copies: dict[str, list[Hit]] = field(default_factory=dict)  # a shown passage's id → the same text elsewhere
 
 
 @dataclass
@@ -358,21 +367,26 @@ class KnowledgeBase:
                 else:
                     by_lang[h.lang].append(h)
             elif rel == "inferred":
-                inferred.append(h)
+                sure = max((c for a, c in h.inferred.items() if lawref.extends(a, canon)), default=0.0)
+                (by_lang[h.lang] if sure >= LAW_PAGE_INFERRED and h.kind != "example" else inferred).append(h)
             else:
                 cited_by.append(h)
-        for lst in by_lang.values():
-            lst.sort(key=lambda h: (KIND_ORDER.get(h.kind, 9), lawref.sort_key(h.laws[0]) if h.laws else (), h.doc,
-                                    h.page))
+        copies: dict[str, list[Hit]] = {}
+        for lang, lst in by_lang.items():
+            lst.sort(key=lambda h: (KIND_ORDER.get(h.kind, 9), not h.laws,
+                                    lawref.sort_key((h.laws or list(h.inferred) or [""])[0]), h.doc, h.page))
+            by_lang[lang] = _once(lst, copies)
         examples.sort(key=_example_order)
         exists = bool(rows) or any(lawref.extends(a, canon) for a in all_laws)
         children = sorted({_child_of(a, canon) for a in all_laws if lawref.extends(a, canon) and a != canon}
                           - {None}, key=lawref.sort_key)
-        own_ids = {h.id for lst in by_lang.values() for h in lst} | {h.id for h in examples}
-        cites = Counter(c for lst in by_lang.values() for h in lst for c in h.cites)
+        own_ids = ({h.id for lst in by_lang.values() for h in lst} | {h.id for h in examples}
+                   | {c.id for lst in copies.values() for c in lst})
+        tagged = [h for lst in by_lang.values() for h in lst if h.laws]  # what a passage only probably about it cites is no evidence
+        cites = Counter(c for h in tagged for c in h.cites)
         cites.update(c for h in examples for c in h.cites)
         related = Counter()
-        for h in [*examples, *(h for lst in by_lang.values() for h in lst)]:
+        for h in [*examples, *tagged]:
             for other in h.laws + h.cites:
                 if not lawref.extends(other, canon) and not lawref.extends(canon, other):
                     related[other] += 1
@@ -381,7 +395,7 @@ class KnowledgeBase:
         return LawView(canon, exists, title, lawref.ancestors(canon), children, dict(by_lang), examples,
                        [h for h in inferred if h.id not in own_ids], [h for h in cited_by if h.id not in own_ids],
                        sorted((c for c in cites if not lawref.extends(canon, c) and not lawref.extends(c, canon)),
-                              key=lawref.sort_key), related.most_common(12), msg)
+                              key=lawref.sort_key), related.most_common(12), msg, copies)
 
     def examples(self, ref: str | None = None) -> list[Hit]:
         """Every worked example about `ref` or a sub-paragraph of it, in document and number order."""
@@ -569,6 +583,22 @@ def _law_rows(conn, canon: str):
         if cur is None or order[r["rel"]] < order[cur[1]]:
             best[r["rowid"]] = (r, r["rel"])
     return list(best.values())
+
+
+def _once(hits: list[Hit], copies: dict[str, list[Hit]]) -> list[Hit]:
+    """``hits`` less the passages that repeat the text of one kept before them (same kind; their word trigrams
+    at least SAME_TEXT inside each other's, either way), which go to ``copies`` under the one kept."""
+    kept: list[tuple[Hit, set[tuple[str, ...]]]] = []
+    for h in hits:
+        ws = words(h.text)
+        grams = {tuple(ws[i:i + 3]) for i in range(max(len(ws) - 2, 1))}
+        same = next((k for k, kg in kept if k.kind == h.kind and grams and kg
+                     and len(grams & kg) >= SAME_TEXT * min(len(grams), len(kg))), None)
+        if same is None:
+            kept.append((h, grams))
+        else:
+            copies.setdefault(same.id, []).append(h)
+    return [h for h, _ in kept]
 
 
 def _child_of(addr: str, canon: str) -> str | None:

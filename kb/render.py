@@ -305,6 +305,17 @@ def also_in_html(also_in, link_base: str = "") -> str:
             f'{" · ".join(links)}</div>')
 
 
+def same_text_line(hit, copies, titles: dict[str, str] | None = None) -> str:
+    """'the same text also on p. 5, p. 9 · <another document> p. 2', plain text: where else a passage shown once
+    stands (a lecture quoting a law on several pages); pages of the hit's own document come bare."""
+    by_doc: dict[str, list[str]] = {}
+    for c in copies:
+        by_doc.setdefault(c.doc, []).append(_pages(c.page, c.page_end))
+    parts = [", ".join(pages) if doc == hit.doc else f"{(titles or {}).get(doc) or doc} {', '.join(pages)}"
+             for doc, pages in by_doc.items()]
+    return "the same text also on " + " · ".join(parts) if parts else ""
+
+
 def hit_card_html(hit, link_base: str = "", full_text: bool = False, doc_title: str | None = None,
                   show_title: bool = True) -> str:
     """One passage as a card: title, kind and language badges, law chips, snippet (or the full

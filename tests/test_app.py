@@ -139,6 +139,22 @@ def test_law_page_side_by_side_per_language(kb_env):
     assert any(s.value == "Related laws" for s in at.subheader)
 
 
+def test_law_page_quoted_law_once_and_a_column_for_untagged_commentary(kb_env):
+    at = run_app(law="45C1")
+    heads, same = [], []
+    for col in at.columns:
+        for m in col.markdown:
+            if "lang-col-head" in m.value:
+                heads.append(attr(m.value, "data-lang"))
+            if 'class="same-text"' in m.value:
+                same.append(m.value)
+    assert "el" in heads and "en" in heads
+    el_col = next(col for col in at.columns if any('data-lang="el"' in m.value and "lang-col-head" in m.value
+                                                    for m in col.markdown))
+    assert any("probably" in m.value for m in el_col.markdown if 'class="hit-card"' in m.value)
+    assert same and "the same text also on p. " in same[0]
+
+
 def test_unknown_law_says_so(kb_env):
     at = run_app(law="99Z")
     assert [e.value for e in at.error] == ["no such law in the knowledge base: 99Z"]

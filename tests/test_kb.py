@@ -188,8 +188,34 @@ def test_law_view_side_by_side(kb):
 
 def test_elided_lecture_quotes_carry_their_full_address(kb):
     """The lecture's "LAW 46 […] 4. If declarer calls a card that is not in dummy" sits under 46B4."""
-    quotes = [h for h in kb.law("46B4").by_lang.get("en", []) if "not in dummy" in h.text]
+    v = kb.law("46B4")
+    shown = [h for h in v.by_lang.get("en", []) if "not in dummy" in h.text]
+    quotes = shown + [c for h in shown for c in v.copies.get(h.id, [])]
     assert len({h.page for h in quotes}) >= 2, "the page-14 paragraph and its elided quote on page 10"
+
+
+def test_law_page_shows_a_quoted_law_once_with_where_else_it_stands(kb):
+    """The lecture quotes 45C1 on four pages: one card, the other pages listed under it."""
+    v = kb.law("45C1")
+    law_texts = [h for h in v.by_lang["en"] if h.kind == "law_text"]
+    assert len(law_texts) == 1
+    copies = v.copies[law_texts[0].id]
+    assert len({c.page for c in copies} - {law_texts[0].page}) >= 2
+    assert all(c.kind == "law_text" and c.lang == "en" for c in copies)
+    shown = [h.id for lst in v.by_lang.values() for h in lst]
+    assert len(shown) == len(set(shown)) and not set(shown) & {c.id for c in copies}
+
+
+def test_law_page_has_a_column_for_a_language_written_without_law_numbers(kb):
+    """The Greek commentary names no law in most paragraphs; those its words place under 45C1 stand in
+    the Greek column, untagged and shown as probable (the rest stay under "probably about it")."""
+    v = kb.law("45C1")
+    el = v.by_lang.get("el", [])
+    assert el, "a Greek column"
+    for h in el:
+        assert not h.laws and max(c for a, c in h.inferred.items() if a.startswith("45C1")) >= 0.5
+    assert not {h.id for h in el} & {h.id for h in v.inferred}
+    assert all(h.laws for h in v.by_lang["en"] if h.kind == "law_text")
 
 
 def test_examples_by_prefix_in_order(kb):

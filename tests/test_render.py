@@ -178,3 +178,16 @@ def test_record_html_escapes_clips_and_colours_red_suits():
     assert "x" * 79 + "…" in h and "x" * 80 not in h
     both = record_html(["Board 3"], ["I was the TD."])
     assert "the board's record: Board 3" in both and "framing: I was the TD." in both
+
+
+def test_same_text_line_gives_pages_of_the_hits_document_bare_and_names_others():
+    from types import SimpleNamespace as NS
+
+    from kb.render import same_text_line
+
+    hit = NS(doc="lecture.pdf", page=4, page_end=None)
+    copies = [NS(doc="lecture.pdf", page=5, page_end=None), NS(doc="lecture.pdf", page=9, page_end=10),
+              NS(doc="book.pdf", page=2, page_end=None)]
+    line = same_text_line(hit, copies, {"book.pdf": "The Laws book"})
+    assert line == "the same text also on p. 5, p. 9–10 · The Laws book p. 2"
+    assert same_text_line(hit, []) == ""
