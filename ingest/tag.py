@@ -108,7 +108,8 @@ def infer_tags(passages: list[Passage], vectors: np.ndarray, k: int = 8, min_con
                max_tags: int = 3, scopes: dict[str, list[str]] | None = None,
                concept_votes: Callable[[str], dict[str, float]] | None = None) -> int:
     """Give untagged passages the laws their own words name (``concept_votes``: the glossary's, see
-    ``Glossary.law_votes``), else the laws their most similar explicitly tagged passages are about.
+    ``Glossary.law_votes``) and their translation's in a bilingual document (its tags, else its words: see
+    :func:`translation_twins`), else the laws their most similar explicitly tagged passages are about.
 
     Words first: neighbours only know the laws some passage is tagged with, so a new document about
     others (claims, in a knowledge base of revokes and penalty cards) borrowed wrong ones; and across
@@ -125,12 +126,20 @@ def infer_tags(passages: list[Passage], vectors: np.ndarray, k: int = 8, min_con
     tagged = [i for i, p in enumerate(passages) if p.laws]
     scopes = scopes or {}
     tv = vectors[tagged]
+    twins = translation_twins(passages, vectors)
     count = 0
     for i, p in enumerate(passages):
         if p.laws:
             continue
         scope = scopes.get(p.doc) or []
         named = concept_votes(p.text) if concept_votes else {}
+        if i in twins:  # the same paragraph in another language: its tags, else its words, vote too
+            twin = passages[twins[i]]
+            for rank, law in enumerate(twin.laws):
+                named[law] = named.get(law, 0.0) + (1.0 if rank == 0 else 0.5)
+            if not twin.laws and concept_votes:
+                for law, v in concept_votes(twin.text).items():
+                    named[law] = named.get(law, 0.0) + v
         share = _shares({law: v for law, v in named.items() if _in_scope(law, scope)})
         if not share:
             share = _shares(_neighbour_votes(passages, tagged, tv @ vectors[i], k, scope))
@@ -138,6 +147,40 @@ def infer_tags(passages: list[Passage], vectors: np.ndarray, k: int = 8, min_con
         p.inferred = {law: round(v, 3) for law, v in best if v >= min_conf}
         count += bool(p.inferred)
     return count
+
+
+TWIN_MIN = 0.6  # the least cosine for a translation: the commentary's Greek/English pairs lie at 0.65-0.81
+TWIN_MARGIN = 0.03  # over the next closest passage, both ways: a twin is unambiguous or it is none
+
+
+def translation_twins(passages: list[Passage], vectors: np.ndarray) -> dict[int, int]:
+    """Passage index → its translation: a passage of the same document in another language that is its
+    closest there and it theirs, by a margin (bilingual documents give each paragraph in two languages).
+
+    Why: the law evidence of one side (a tag, or words the glossary knows) is as true of the other, while each
+    side alone often names less (the Greek of a commentary paragraph named Law 45C1, its English nothing)."""
+    by_doc: dict[str, list[int]] = {}
+    for i, p in enumerate(passages):
+        by_doc.setdefault(p.doc, []).append(i)
+    twins: dict[int, int] = {}
+    for idx in by_doc.values():
+        langs = {passages[i].lang for i in idx}
+        if len(langs) < 2:
+            continue
+        sims = vectors[idx] @ vectors[idx].T
+        other = np.array([[passages[a].lang != passages[b].lang for b in idx] for a in idx])
+        sims = np.where(other, sims, -1.0)
+        best = sims.argmax(axis=1)
+        for a, b in enumerate(best):
+            if a < b and best[b] == a and sims[a, b] >= TWIN_MIN and _clear(sims[a], b) and _clear(sims[:, b], a):
+                twins[idx[a]], twins[idx[b]] = idx[b], idx[a]
+    return twins
+
+
+def _clear(row: np.ndarray, best: int) -> bool:
+    """The best of `row` beats every other by TWIN_MARGIN."""
+    rest = np.delete(row, best)
+    return not rest.size or row[best] - rest.max() >= TWIN_MARGIN
 
 
 def _neighbour_votes(passages: list[Passage], tagged: list[int], sims: np.ndarray, k: int,

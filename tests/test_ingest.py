@@ -474,3 +474,35 @@ def test_infer_tags_keeps_a_declared_scope():
     vectors = np.ones((2, 4), np.float32) / 2
     infer_tags(passages, vectors, scopes={"c.txt": ["45", "46", "47"]}, concept_votes=default_glossary().law_votes)
     assert aside.inferred == {"45C1": 1.0}  # a commentary on Laws 45-47 mentioning claims stays in its scope
+
+
+def _unit(*xs: float) -> np.ndarray:
+    v = np.array(xs, np.float32)
+    return v / np.linalg.norm(v)
+
+
+def test_translation_twins_are_mutual_closest_across_languages_of_one_document():
+    from ingest.tag import translation_twins
+
+    def p(text: str, lang: str, doc: str = "bi.pdf") -> Passage:
+        return Passage(id=text, doc=doc, page=1, page_end=None, lang=lang, kind="commentary", title="t", text=text)
+
+    passages = [p("el1", "el"), p("el2", "el"), p("en1", "en"), p("en2", "en"), p("alone", "en", "other.pdf")]
+    vectors = np.stack([_unit(1, 0.1, 0), _unit(0.1, 1, 0), _unit(1, 0.2, 0.1), _unit(0.2, 1, 0.1), _unit(1, 0.1, 0)])
+    assert translation_twins(passages, vectors) == {0: 2, 2: 0, 1: 3, 3: 1}  # never across documents
+    vectors[3] = vectors[2]  # two English paragraphs equally close to el1: no twin is certain
+    assert 0 not in translation_twins(passages, vectors)
+
+
+def test_an_untagged_passage_takes_its_translations_law_evidence():
+    from kb.glossary import default_glossary
+
+    tagged = Passage(id="g", doc="bi.pdf", page=1, page_end=None, lang="el", kind="commentary", title="t",
+                     text="Ο Νόμος 45Γ1 ορίζει πότε θεωρείται παιγμένο.", laws=["45C1"])
+    twin = _untagged("The criteria for a card to be deemed played are quite different.", doc="bi.pdf")
+    stranger = _untagged("The criteria for a card to be deemed played are quite different.", doc="other.pdf")
+    passages = [tagged, twin, stranger]
+    vectors = np.stack([_unit(1, 0.1), _unit(1, 0.15), _unit(0.2, 1)])
+    infer_tags(passages, vectors, concept_votes=default_glossary().law_votes)
+    assert max(twin.inferred, key=twin.inferred.get) == "45C1"
+    assert "45C1" not in stranger.inferred or stranger.inferred["45C1"] < twin.inferred["45C1"]
