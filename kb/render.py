@@ -272,10 +272,50 @@ def snippet_html(snippet: str) -> str:
     return red_suits(out.replace("**", ""))
 
 
+# A table written with pipes (Markdown, or a PDF made from it): "| 1) | 45C2 | Not played. |", a list marker allowed
+_TABLE_ROW = re.compile(r"^\s*(?:[-*]\s+)?\|.*\|\s*$")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_CELL = "padding:0.15em 0.6em;border-bottom:1px solid rgba(128,128,128,0.3);text-align:left;vertical-align:top"
+
+
 def text_html(text: str) -> str:
-    """A passage's full text, escaped, line breaks kept (as <br>: the fragment stays one line), red suits."""
-    t = (text or "").replace("\r\n", "\n").replace("\r", "\n").strip("\n")
-    return red_suits(escape(t)).replace("\n", "<br>")
+    """A passage's full text, escaped, line breaks kept (as <br>: the fragment stays one line), red suits; a
+    pipe table (two rows or more) drawn as a table, as its writer meant it to be read."""
+    lines = (text or "").replace("\r\n", "\n").replace("\r", "\n").strip("\n").split("\n")
+    pieces: list[tuple[bool, str]] = []  # (is a table, html)
+    i = 0
+    while i < len(lines):
+        j = i
+        while j < len(lines) and (_TABLE_ROW.match(lines[j]) or (j > i and _TABLE_RULE.match(lines[j]))):
+            j += 1
+        rows = [ln for ln in lines[i:j] if not _TABLE_RULE.match(ln)]
+        if len(rows) >= 2:
+            pieces.append((True, _table_html(lines[i:j])))
+            i = j
+        else:
+            pieces.append((False, red_suits(escape(lines[i]))))
+            i += 1
+    out = ""
+    for k, (table, piece) in enumerate(pieces):
+        out += piece if k == 0 or table or pieces[k - 1][0] else "<br>" + piece
+    return out
+
+
+def _table_html(lines: list[str]) -> str:
+    """Pipe-table lines as an HTML table: a row over a |---| rule is the header, left out when it is empty."""
+    def cells(line: str) -> list[str]:
+        body = re.sub(r"^\s*(?:[-*]\s+)?\|", "", line.rstrip()).removesuffix("|")
+        return [c.strip() for c in body.split("|")]
+
+    head = cells(lines[0]) if len(lines) > 1 and _TABLE_RULE.match(lines[1]) else None
+    body = [cells(ln) for ln in (lines[2:] if head is not None else lines) if not _TABLE_RULE.match(ln)]
+    html_rows = []
+    if head and any(head):
+        html_rows.append("<tr>" + "".join(f'<th style="{_CELL}">{red_suits(escape(c))}</th>' for c in head) + "</tr>")
+    html_rows += ["<tr>" + "".join(f'<td style="{_CELL}">{red_suits(escape(c))}</td>' for c in row) + "</tr>"
+                  for row in body]
+    return ('<table class="text-table" style="border-collapse:collapse;margin:0.3em 0">'
+            + "".join(html_rows) + "</table>")
 
 
 def _pages(page: int | None, page_end: int | None) -> str:

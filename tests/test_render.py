@@ -191,3 +191,23 @@ def test_same_text_line_gives_pages_of_the_hits_document_bare_and_names_others()
     line = same_text_line(hit, copies, {"book.pdf": "The Laws book"})
     assert line == "the same text also on p. 5, p. 9–10 · The Laws book p. 2"
     assert same_text_line(hit, []) == ""
+
+
+def test_a_pipe_table_in_a_passage_is_drawn_as_a_table():
+    from kb.render import text_html
+
+    text = ("5. Must he play that card?\n- | | | |\n|----|------|-----|\n| 1) | 45C2 | Not played. |\n"
+            "| 2) | 45C1 | <Played> ♥K |\nAfter the table.")
+    out = text_html(text)
+    assert "\n" not in out and out.count("<table") == 1
+    assert out.count("<tr>") == 2 and "<th" not in out  # the empty header row is left out
+    assert "<td" in out and "&lt;Played&gt;" in out and "color:#c00" in out
+    assert out.startswith("5. Must he play that card?<table") and out.endswith("</table>After the table.")
+    named = text_html("| case | ruling |\n|---|---|\n| 1 | played |")
+    assert named.count("<th") == 2 and named.count("<tr>") == 2
+
+
+def test_a_lone_pipe_line_stays_text():
+    from kb.render import text_html
+
+    assert text_html("a | b |\n| one row only |\nend") == "a | b |<br>| one row only |<br>end"
