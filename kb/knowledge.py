@@ -543,7 +543,8 @@ def _filters(lang, kind, law, doc):
 
 
 def _also_in(conn, lang: str, laws: list[str]) -> list[AlsoIn]:
-    """Passages in other languages about the same (primary) law or a law under it, in document order.
+    """Passages in other languages about the same (primary) law or a law under it, in document order, one per
+    language and law: each is a link to that law's page, so a law quoted on four pages is listed once.
 
     The tagged rowids come in order from the law index alone; passages are then read a few dozen at
     a time until ALSO_IN are found, so a law tagged on thousands of passages costs no more than a rare one."""
@@ -551,7 +552,7 @@ def _also_in(conn, lang: str, laws: list[str]) -> list[AlsoIn]:
         return []
     primary = laws[0]
     out: list[AlsoIn] = []
-    seen: set[tuple[str, str, int]] = set()
+    seen: set[tuple[str, str]] = set()
     tagged = conn.cursor()
     tagged.row_factory = None
     tagged.execute(f"SELECT rowid, min(law) FROM passage_laws WHERE {_UNDER} AND rel = 'law' GROUP BY rowid "
@@ -562,7 +563,7 @@ def _also_in(conn, lang: str, laws: list[str]) -> list[AlsoIn]:
             "AND lang != ?", (*(rid for rid, _ in batch), lang))}
         for rid, law in batch:
             r = rows.get(rid)
-            if r is None or (key := (r["lang"], r["doc"], r["page"])) in seen:
+            if r is None or (key := (r["lang"], law)) in seen:
                 continue
             seen.add(key)
             out.append(AlsoIn(r["lang"], r["doc"], r["page"], r["id"], law))

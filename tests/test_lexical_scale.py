@@ -167,14 +167,15 @@ def test_also_in_in_document_order_other_languages(tmp_path):
     rows = conn.execute("SELECT p.rowid, p.id, p.lang, p.doc, p.page, l.law FROM passage_laws l "
                         "JOIN passages p ON p.rowid = l.rowid WHERE l.rel = 'law' ORDER BY p.rowid, l.law").fetchall()
     for primary in ["4", "45", "45C", "45C1"]:
-        want, seen = [], set()
+        first_law: dict[int, tuple[str, str, str]] = {}  # rowid → (id, lang, its least law under primary)
         for r in rows:
-            if r["lang"] == "it" or not lawref.extends(r["law"], primary):
-                continue
-            key = (r["lang"], r["doc"], r["page"])
-            if key not in seen:
-                seen.add(key)
-                want.append((r["id"], r["law"]))
+            if r["lang"] != "it" and lawref.extends(r["law"], primary) and r["rowid"] not in first_law:
+                first_law[r["rowid"]] = (r["id"], r["lang"], r["law"])
+        want, seen = [], set()
+        for pid, lang, law in first_law.values():
+            if (lang, law) not in seen:  # one per language and law: each links to that law's page
+                seen.add((lang, law))
+                want.append((pid, law))
         got = _also_in(conn, "it", [primary])
         assert [(a.id, a.law) for a in got] == want[:6]
         assert all(a.lang != "it" for a in got)
