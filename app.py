@@ -23,7 +23,6 @@ from kb.render import (
     hit_card_html,
     law_chip,
     record_html,
-    same_text_line,
 )
 from kb.store import KBError, default_corpus_dir, default_kb_dir
 
@@ -295,9 +294,6 @@ def page_law(kb, ref: str, others: list[str] | None = None) -> None:
                    f'</span></div>')
                 for h in hits:
                     md(hit_card_html(h, full_text=True, doc_title=titles.get(h.doc)))
-                    if view.copies.get(h.id):
-                        md('<div class="same-text" style="font-size:0.85em;opacity:0.8;margin:-0.5em 0 0.8em 0.3em">'
-                           f'{html.escape(same_text_line(h, view.copies[h.id], titles))}</div>')
     else:
         st.write("No passage of the law text or commentary is tagged with this exact address; see the worked "
                  "examples and related passages below.")

@@ -63,6 +63,8 @@ def cmd_search(args) -> int:
         print(f"\n{i:>2}. [{h.kind}] {h.title}  ({h.lang.upper()})  laws: {laws}")
         print(f"    {h.doc} {pages}  score {h.score:.4f}")
         print("    " + h.snippet.replace("\n", " "))
+        if h.same_text:
+            print("    " + same_text_line(h, h.same_text))
         if h.also_in:
             print("    also in: " + ", ".join(f"{a.lang.upper()} p.{a.page} ({a.law})" for a in h.also_in))
     return 0
@@ -87,8 +89,8 @@ def cmd_law(args) -> int:
             laws = ", ".join(h.laws) or "probably " + ", ".join(h.inferred)
             print(f"[{h.kind}] {h.title} ({h.doc} p.{h.page}) laws: {laws}")
             print("  " + h.text.replace("\n", "\n  ")[:1200])
-            if v.copies.get(h.id):
-                print("  (" + same_text_line(h, v.copies[h.id]) + ")")
+            if h.same_text:
+                print("  (" + same_text_line(h, h.same_text) + ")")
     if v.examples:
         print("\n== worked examples ==")
         for h in v.examples:

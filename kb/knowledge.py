@@ -52,9 +52,11 @@ ALSO_IN = 6  # other-language passages listed under a hit
 # of a law page, marked "probably": a commentary written without law numbers is otherwise missing from the
 # one view meant to show a law in every language (the Greek commentary on Law 45 had one tagged passage of 7).
 LAW_PAGE_INFERRED = 0.5
-# A passage of a law page whose word trigrams are this much inside another's of the same kind and language is
-# the same text quoted again (a lecture quotes 45C1 on four pages): shown once, with where else it stands.
+# A passage of a law page or a search whose word trigrams are this much inside another's of the same kind and
+# language is the same text quoted again (a lecture quotes 45C1 on four pages): shown once, with where else it
+# stands.
 SAME_TEXT = 0.9
+GRAMS_CACHE_MAX = 20_000  # passages whose trigrams a search has compared, remembered per generation
 
 
 @dataclass
@@ -319,14 +321,32 @@ class KnowledgeBase:
         ranked = rank(cands, tags, refs, w, hints, law_only, phase)
         filt = _filters(lang, kind, law, doc)
         hits: list[Hit] = []
+        grams = self._memo("grams", gen, GRAMS_CACHE_MAX)
+
+        def text_of(rid: int, text: str) -> frozenset:
+            if (g := grams.get(rid)) is None:
+                g = grams[rid] = text_grams(text)
+            return g
+
+        kept: list[tuple[Hit, int, tuple[str, str, str]]] = []
         step = 2 * k  # full rows are fetched a page at a time: most searches need only the first
         for i in range(0, len(ranked), step):
             page = ranked[i:i + step]
             rows = _rows(conn, [rid for rid, _ in page])
             for rid, score in page:
                 r = rows[rid]
-                if filt(r):
-                    hits.append(self._hit(gen, conn, r, score, qwords))
+                if not filt(r):
+                    continue
+                # a text quoted again (a law on several pages): one hit, the rest listed under it; only a hit of
+                # the same kind, language and primary law can be one, so most searches compare no text at all
+                key = (r["kind"], r["lang"], (json.loads(r["laws"]) or [""])[0])
+                same = next((h for h, hrid, hkey in kept if hkey == key
+                             and same_text(text_of(rid, r["text"]), text_of(hrid, h.text))), None)
+                if same is not None:
+                    same.same_text.append(AlsoIn(r["lang"], r["doc"], r["page"], r["id"], key[2]))
+                    continue
+                hits.append(self._hit(gen, conn, r, score, qwords))
+                kept.append((hits[-1], rid, key))
                 if len(hits) >= k:
                     break
             if len(hits) >= k:
@@ -376,6 +396,9 @@ class KnowledgeBase:
             lst.sort(key=lambda h: (KIND_ORDER.get(h.kind, 9), not h.laws,
                                     lawref.sort_key((h.laws or list(h.inferred) or [""])[0]), h.doc, h.page))
             by_lang[lang] = _once(lst, copies)
+        for lst in by_lang.values():
+            for h in lst:
+                h.same_text = [AlsoIn(c.lang, c.doc, c.page, c.id, (c.laws or [""])[0]) for c in copies.get(h.id, [])]
         examples.sort(key=_example_order)
         exists = bool(rows) or any(lawref.extends(a, canon) for a in all_laws)
         children = sorted({_child_of(a, canon) for a in all_laws if lawref.extends(a, canon) and a != canon}
@@ -586,15 +609,25 @@ def _law_rows(conn, canon: str):
     return list(best.values())
 
 
+def text_grams(text: str) -> frozenset:
+    """A text's folded word trigrams: what :func:`same_text` compares."""
+    ws = words(text)
+    return frozenset(tuple(ws[i:i + 3]) for i in range(max(len(ws) - 2, 1)))
+
+
+def same_text(a: frozenset, b: frozenset) -> bool:
+    """The same text, give or take a heading, a list marker or an elision: the smaller trigram set lies at least
+    SAME_TEXT inside the other."""
+    return bool(a and b) and len(a & b) >= SAME_TEXT * min(len(a), len(b))
+
+
 def _once(hits: list[Hit], copies: dict[str, list[Hit]]) -> list[Hit]:
-    """``hits`` less the passages that repeat the text of one kept before them (same kind; their word trigrams
-    at least SAME_TEXT inside each other's, either way), which go to ``copies`` under the one kept."""
-    kept: list[tuple[Hit, set[tuple[str, ...]]]] = []
+    """``hits`` less the passages that repeat the text of one kept before them (same kind, :func:`same_text`),
+    which go to ``copies`` under the one kept."""
+    kept: list[tuple[Hit, frozenset]] = []
     for h in hits:
-        ws = words(h.text)
-        grams = {tuple(ws[i:i + 3]) for i in range(max(len(ws) - 2, 1))}
-        same = next((k for k, kg in kept if k.kind == h.kind and grams and kg
-                     and len(grams & kg) >= SAME_TEXT * min(len(grams), len(kg))), None)
+        grams = text_grams(h.text)
+        same = next((k for k, kg in kept if k.kind == h.kind and same_text(grams, kg)), None)
         if same is None:
             kept.append((h, grams))
         else:

@@ -350,16 +350,23 @@ def same_text_line(hit, copies, titles: dict[str, str] | None = None) -> str:
     stands (a lecture quoting a law on several pages); pages of the hit's own document come bare."""
     by_doc: dict[str, list[str]] = {}
     for c in copies:
-        by_doc.setdefault(c.doc, []).append(_pages(c.page, c.page_end))
+        by_doc.setdefault(c.doc, []).append(_pages(c.page, getattr(c, "page_end", None)))
     parts = [", ".join(pages) if doc == hit.doc else f"{(titles or {}).get(doc) or doc} {', '.join(pages)}"
              for doc, pages in by_doc.items()]
     return "the same text also on " + " · ".join(parts) if parts else ""
 
 
+def _same_text_html(hit) -> str:
+    line = same_text_line(hit, getattr(hit, "same_text", None) or [])
+    return (f'<div class="same-text" style="font-size:0.85em;opacity:0.8;margin-top:0.2em;{_WRAP}">{escape(line)}</div>'
+            if line else "")
+
+
 def hit_card_html(hit, link_base: str = "", full_text: bool = False, doc_title: str | None = None,
                   show_title: bool = True) -> str:
     """One passage as a card: title, kind and language badges, law chips, snippet (or the full
-    text), source line 'document · p. 4' and 'also in' links to the other languages."""
+    text), source line 'document · p. 4', where else the same text stands, and 'also in' links to the other
+    languages."""
     kind = str(hit.kind or "")
     colour = _KIND_COLOURS.get(kind, "#555")
     badges = (f'<span class="hit-kind" data-kind="{escape(kind)}" style="{_BADGE};color:#fff;'
@@ -387,7 +394,7 @@ def hit_card_html(hit, link_base: str = "", full_text: bool = False, doc_title: 
         + f'<div class="hit-snippet" style="line-height:1.5;{_WRAP}">{body}</div>'
         f'<div class="hit-source" title="{escape(hit.doc or "")}" style="font-size:0.85em;opacity:0.8;'
         f'margin-top:0.35em;{_WRAP}">{source}</div>'
-        f'{also_in_html(hit.also_in, link_base)}</div>'
+        f'{_same_text_html(hit)}{also_in_html(hit.also_in, link_base)}</div>'
     ).replace("\n", " ")
 
 

@@ -112,6 +112,7 @@ class Hit:
     text: str
     snippet: str
     also_in: list[AlsoIn] = field(default_factory=list)
+    same_text: list[AlsoIn] = field(default_factory=list)  # the same text elsewhere, left out of the hits below it
     example_no: str | None = None
     question: str | None = None
     answer: str | None = None

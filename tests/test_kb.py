@@ -194,12 +194,27 @@ def test_elided_lecture_quotes_carry_their_full_address(kb):
     assert len({h.page for h in quotes}) >= 2, "the page-14 paragraph and its elided quote on page 10"
 
 
+def test_search_shows_a_text_quoted_on_several_pages_once(kb):
+    """The lecture quotes 45C1 on four pages: the hits hold it once, its other pages listed under it, and the
+    places it left are filled by other passages."""
+    from kb.knowledge import same_text, text_grams
+
+    res = kb.search("a defender held a card so that his partner could see its face", k=10)
+    assert len(res.hits) == 10
+    quoted = [h for h in res.hits if h.same_text]
+    assert quoted and all(s.id not in {h.id for h in res.hits} for h in quoted for s in h.same_text)
+    for i, a in enumerate(res.hits):
+        for b in res.hits[i + 1:]:
+            assert not (a.kind == b.kind and a.lang == b.lang and same_text(text_grams(a.text), text_grams(b.text)))
+
+
 def test_law_page_shows_a_quoted_law_once_with_where_else_it_stands(kb):
     """The lecture quotes 45C1 on four pages: one card, the other pages listed under it."""
     v = kb.law("45C1")
     law_texts = [h for h in v.by_lang["en"] if h.kind == "law_text"]
     assert len(law_texts) == 1
     copies = v.copies[law_texts[0].id]
+    assert [s.id for s in law_texts[0].same_text] == [c.id for c in copies]  # what its card lists
     assert len({c.page for c in copies} - {law_texts[0].page}) >= 2
     assert all(c.kind == "law_text" and c.lang == "en" for c in copies)
     shown = [h.id for lst in v.by_lang.values() for h in lst]

@@ -251,3 +251,11 @@ def test_render_anything(title, snippet, doc, text, law, lang):
         assert "\n" not in html
         assert all(t in ("div", "span", "a", "b", "mark", "br", "nav") for t in re.findall(r"<(\w+)", html)), html
         assert p.links
+
+
+def test_card_lists_where_else_the_same_text_stands():
+    html = hit_card_html(hit(same_text=[AlsoIn("en", "en_workshop.pdf", 9, "c1", "45C4b"),
+                                        AlsoIn("en", "other.pdf", 2, "c2", "45C4b")]))
+    p = parse(html)
+    assert "the same text also on p. 9 · other.pdf p. 2" in p.text
+    assert 'class="same-text"' not in hit_card_html(hit())
