@@ -52,6 +52,7 @@ ALSO_IN = 6  # other-language passages listed under a hit
 # of a law page, marked "probably": a commentary written without law numbers is otherwise missing from the
 # one view meant to show a law in every language (the Greek commentary on Law 45 had one tagged passage of 7).
 LAW_PAGE_INFERRED = 0.5
+LAW_PAGE_LANGS = ("it", "en", "el")  # a law page's columns: the corpus languages first, in this order, then others
 # A passage of a law page or a search whose word trigrams are this much inside another's of the same kind and
 # language is the same text quoted again (a lecture quotes 45C1 on four pages): shown once, with where else it
 # stands.
@@ -415,7 +416,9 @@ class KnowledgeBase:
                     related[other] += 1
         title = next((h.title.split(" · ")[0] for lst in by_lang.values() for h in lst if h.kind == "law_text"), "")
         msg = "" if exists else f"no such law in the knowledge base: {canon}"
-        return LawView(canon, exists, title, lawref.ancestors(canon), children, dict(by_lang), examples,
+        by_lang = dict(sorted(by_lang.items(), key=lambda kv: (LAW_PAGE_LANGS.index(kv[0])
+                                                              if kv[0] in LAW_PAGE_LANGS else 9, kv[0])))
+        return LawView(canon, exists, title, lawref.ancestors(canon), children, by_lang, examples,
                        [h for h in inferred if h.id not in own_ids], [h for h in cited_by if h.id not in own_ids],
                        sorted((c for c in cites if not lawref.extends(canon, c) and not lawref.extends(c, canon)),
                               key=lawref.sort_key), related.most_common(12), msg, copies)

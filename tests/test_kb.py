@@ -231,6 +231,7 @@ def test_law_page_has_a_column_for_a_language_written_without_law_numbers(kb):
         assert not h.laws and max(c for a, c in h.inferred.items() if a.startswith("45C1")) >= 0.5
     assert not {h.id for h in el} & {h.id for h in v.inferred}
     assert all(h.laws for h in v.by_lang["en"] if h.kind == "law_text")
+    assert list(v.by_lang) == ["en", "el"]  # the columns in it, en, el order, whatever the documents' order
 
 
 def test_examples_by_prefix_in_order(kb):
