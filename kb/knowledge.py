@@ -626,16 +626,26 @@ def same_text(a: frozenset, b: frozenset) -> bool:
 
 def _once(hits: list[Hit], copies: dict[str, list[Hit]]) -> list[Hit]:
     """``hits`` less the passages that repeat the text of one kept before them (same kind, :func:`same_text`),
-    which go to ``copies`` under the one kept."""
-    kept: list[tuple[Hit, frozenset]] = []
+    which go to ``copies`` under the one kept.
+
+    The kept passages' trigrams are indexed, so a passage's overlap with every kept one is counted from its own
+    trigrams' postings: a law page of 3,000 passages in one language took 7 s compared pairwise."""
+    kept: list[Hit] = []
+    sizes: list[int] = []
+    postings: dict[tuple[str, str, tuple[str, ...]], list[int]] = {}
     for h in hits:
         grams = text_grams(h.text)
-        same = next((k for k, kg in kept if k.kind == h.kind and same_text(grams, kg)), None)
-        if same is None:
-            kept.append((h, grams))
-        else:
+        shared = Counter(k for g in grams for k in postings.get((h.kind, h.lang, g), ()))
+        same = next((kept[k] for k, n in sorted(shared.items())
+                     if n >= SAME_TEXT * min(len(grams), sizes[k])), None)
+        if same is not None:
             copies.setdefault(same.id, []).append(h)
-    return [h for h, _ in kept]
+            continue
+        for g in grams:
+            postings.setdefault((h.kind, h.lang, g), []).append(len(kept))
+        kept.append(h)
+        sizes.append(len(grams))
+    return kept
 
 
 def _child_of(addr: str, canon: str) -> str | None:
