@@ -311,7 +311,31 @@ def search_bench(kb_dir: Path, queries: list[str], k: int = 10) -> dict:
     return {"open_s": t_open, "model_s": t_model, "query_encoder": getattr(emb, "query_encoder", "?"),
             "first": {"p50": pct(passes[0], 50), "p95": pct(passes[0], 95)},
             "repeat": {"p50": pct(passes[1], 50), "p95": pct(passes[1], 95)},
-            "breakdown_ms": bd, "rss_mb": _rss_mb()}
+            "breakdown_ms": bd, "law_pages": law_bench(kb), "rss_mb": _rss_mb()}
+
+
+def law_bench(kb, n: int = 3) -> dict:
+    """A law page (every passage of the law, per language, repeated texts found) and its worked examples, for
+    the ``n`` law numbers with the most passages: the largest pages a director can open."""
+    conn = kb._conn(kb._gen)
+    count: dict[str, int] = {}
+    for (law,) in conn.execute("SELECT law FROM passage_laws WHERE rel = 'law'"):
+        number = re.match(r"\d+", law)
+        if number:
+            count[number.group(0)] = count.get(number.group(0), 0) + 1
+    out = []
+    for number in sorted(count, key=lambda x: -count[x])[:n]:
+        t = time.perf_counter()
+        view = kb.law(number)
+        t_law = time.perf_counter() - t
+        t = time.perf_counter()
+        examples = kb.examples(number)
+        t_ex = time.perf_counter() - t
+        shown = sum(len(v) for v in view.by_lang.values())
+        out.append({"law": number, "tagged": count[number], "shown": shown,
+                    "copies": sum(len(v) for v in view.copies.values()), "law_ms": t_law * 1000,
+                    "examples": len(examples), "examples_ms": t_ex * 1000})
+    return {"pages": out}
 
 
 def search_texts(kb_dir: Path, queries: list[str]) -> list[str]:
@@ -479,6 +503,11 @@ def table(results: list[dict]) -> str:
     row("search p50 / p95, repeated queries", lambda r: f"{r['search']['repeat']['p50']:.1f} / "
         f"{r['search']['repeat']['p95']:.1f} ms")
     row("peak RSS, search", lambda r: f"{r['search']['rss_mb']:.0f} MB", "≤ 1.5 GB")
+    if all(r["search"].get("law_pages") for r in results):
+        row("law page · its worked examples, the 3 largest laws", lambda r: "; ".join(
+            f"Law {p['law']} ({p['tagged']:,} tags, {p['shown']:,} shown, {p['copies']:,} repeats): "
+            f"{p['law_ms']:.0f} ms · {p['examples']:,} examples {p['examples_ms']:.0f} ms"
+            for p in r["search"]["law_pages"]["pages"]))
     labels = []
     for r in results:
         for k in r["search"]["breakdown_ms"]:

@@ -430,9 +430,13 @@ class KnowledgeBase:
         canon = lawref.canonical(ref) if ref else None
         if ref and canon is None:
             return []
-        rows = conn.execute("SELECT * FROM passages WHERE kind = 'example' ORDER BY rowid").fetchall()
-        out = [self._hit(gen, conn, r, 0.0) for r in rows
-               if canon is None or any(lawref.extends(x, canon) for x in json.loads(r["laws"]))]
+        if canon is None:
+            rows = conn.execute("SELECT * FROM passages WHERE kind = 'example' ORDER BY rowid").fetchall()
+        else:  # through the law index: the law's own rows, not every example of the collection
+            rows = conn.execute(
+                "SELECT * FROM passages WHERE kind = 'example' AND rowid IN "
+                f"(SELECT rowid FROM passage_laws WHERE {_UNDER} AND rel = 'law') ORDER BY rowid", _under(canon)).fetchall()
+        out = [self._hit(gen, conn, r, 0.0) for r in rows]
         out.sort(key=_example_order)
         return out
 

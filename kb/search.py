@@ -503,6 +503,12 @@ _SENT = re.compile(r"(?<=[.!?;:])\s+")
 
 def snippet(text: str, query_words: set[str], lang: str, width: int = 260) -> str:
     """The window of the passage with most query words, those words marked **like this**."""
+    if not query_words:  # nothing to mark (a law page, the examples): its beginning, without reading its words
+        body = re.sub(r"\s+", " ", prose(text)).strip()
+        end = min(len(body), width)
+        if end < len(body):
+            end = body.rfind(" ", 0, end) if body.rfind(" ", 0, end) > 0 else end
+        return body[:end] + ("…" if end < len(body) else "")
     body, tokens, where = _body_tokens(text, lang)
     if not body:
         return ""

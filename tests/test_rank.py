@@ -139,3 +139,14 @@ def test_a_question_in_capitals_is_read_in_lower_case_by_the_model():
     text = dense_text("DECLARER CALLED THE KING FROM DUMMY, THEN SAID 'NO, THE QUEEN'")
     assert text == text.lower() and "declarer called the king" in text
     assert "εκτελεστής" in dense_text("Ο ΕΚΤΕΛΕΣΤΗΣ ΕΚΑΝΕ ΡΕΝΟΝΣ ΣΤΗ ΛΕΒΕ 5")  # lower case, then accents
+
+
+def test_a_snippet_with_nothing_to_mark_is_the_passages_beginning_without_its_deal():
+    from kb.search import snippet
+
+    text = "♠ AKQ\n♥ 432\nDeclarer   called\nfor the king " + "and then the queen " * 40
+    out = snippet(text, set(), "en")
+    assert out.startswith("Declarer called for the king and then") and "♠" not in out and "**" not in out
+    assert out.endswith("…") and len(out) <= 261 and not out[:-1].endswith(" ")
+    assert snippet("short text", set(), "en") == "short text" and snippet("", set(), "en") == ""
+    assert snippet(text, {"queen"}, "en").count("**queen**") >= 2  # with words to mark, they are marked
