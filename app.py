@@ -326,13 +326,13 @@ def page_law(kb, ref: str, others: list[str] | None = None) -> None:
 def page_examples(kb, ref: str) -> None:
     st.title("Worked examples")
     tree = kb.law_tree()
-    everything = kb.examples()
-    if not everything:
+    counts = kb.example_counts()
+    if not counts:
         st.write("No worked examples in the knowledge base yet: add lessons with examples in the Library.")
         return
 
     def count(addr: str) -> int:
-        return sum(1 for h in everything if any(lawref.extends(x, addr) for x in h.laws))
+        return counts.get(addr, 0)
 
     numbers = [n for n in tree if count(n)] or list(tree)
     canon = lawref.canonical(ref) if ref else None

@@ -398,3 +398,11 @@ def test_a_wrongly_cited_law_does_not_take_every_place(kb):
     assert any(law.startswith(("45D", "46")) for law in laws), laws
     # the cited law still opens first when the query is nothing but its address
     assert kb.search("Law 64", k=3).hits[0].laws[0].startswith("64")
+
+
+def test_example_counts_agree_with_the_examples_themselves(kb):
+    counts = kb.example_counts()
+    assert counts and counts["46"] >= counts["46B"] >= counts["46B2"] > 0
+    for addrs in kb.law_tree().values():
+        for a in addrs:
+            assert counts.get(a, 0) == len(kb.examples(a)), a
