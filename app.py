@@ -35,6 +35,7 @@ LANG_NAMES = {"it": "Italiano", "en": "English", "el": "Ελληνικά", "fr":
 LANG_ORDER = ["it", "en", "el"]
 KINDS = ["law_text", "example", "commentary"]
 PLACEHOLDER = "declarer called the jack from dummy, then said oops, the king"
+PAGE_CARDS = 40  # cards a law page column or the examples page shows before "Show all"
 SEARCH_HELP = (
     "Describe the situation at the table in your own words, in any language — or type a law number.\n\n"
     "- *il morto ha giocato una carta non nominata dal giocante*\n"
@@ -167,6 +168,16 @@ def qp_set(name: str, value: str | None) -> None:
         del st.query_params[name]
 
 
+def first_of(items: list, key: str) -> list:
+    """The first PAGE_CARDS of a long list (a law page or a law's examples in a federation's archive runs to
+    hundreds of cards, each sent to the browser), with a button that shows them all."""
+    n = st.session_state.get("page_cards", PAGE_CARDS)
+    if len(items) <= n or st.session_state.get(f"all_{key}"):
+        return items
+    st.button(f"Show all {len(items)}", key=f"btn_{key}", on_click=lambda: st.session_state.update({f"all_{key}": True}))
+    return items[:n]
+
+
 def init_state(key: str, value) -> None:
     if key not in st.session_state:
         st.session_state[key] = value
@@ -292,14 +303,14 @@ def page_law(kb, ref: str, others: list[str] | None = None) -> None:
                    f'margin:0.6em 0 0.4em 0">{html.escape(lang_label(lg))} '
                    f'<span style="font-size:0.6em;font-weight:400;opacity:0.7">{len(hits)} passage{"s" if len(hits) != 1 else ""}'
                    f'</span></div>')
-                for h in hits:
+                for h in first_of(hits, f"law_{view.ref}_{lg}"):
                     md(hit_card_html(h, full_text=True, doc_title=titles.get(h.doc)))
     else:
         st.write("No passage of the law text or commentary is tagged with this exact address; see the worked "
                  "examples and related passages below.")
     if view.examples:
         st.subheader(f"Worked examples ({len(view.examples)})", anchor=False)
-        for h in view.examples:
+        for h in first_of(view.examples, f"lawex_{view.ref}"):
             label = f"{h.lang.upper()} · {h.title} — {', '.join(h.laws)}"
             with st.expander(label):
                 md(example_html(h, doc_title=titles.get(h.doc)))
@@ -309,12 +320,12 @@ def page_law(kb, ref: str, others: list[str] | None = None) -> None:
     if view.cited_by:
         st.subheader(f"Passages that cite it ({len(view.cited_by)})", anchor=False)
         with st.expander("show them"):
-            for h in view.cited_by:
+            for h in first_of(view.cited_by, f"citedby_{view.ref}"):
                 md(hit_card_html(h, doc_title=titles.get(h.doc)))
     if view.inferred:
         st.subheader(f"Passages probably about it ({len(view.inferred)})", anchor=False)
         with st.expander("show them (tags inferred from their words or similar passages)"):
-            for h in view.inferred:
+            for h in first_of(view.inferred, f"inferred_{view.ref}"):
                 md(hit_card_html(h, doc_title=titles.get(h.doc)))
     if view.related:
         st.subheader("Related laws", anchor=False)
@@ -360,7 +371,7 @@ def page_examples(kb, ref: str) -> None:
     st.caption(f"{len(exs)} worked example(s) under {sub}, in document order. The deal is drawn with North "
                "on top; the dealer is underlined in the compass, vulnerable seats are red.")
     titles = doc_titles(kb)
-    for h in exs:
+    for h in first_of(exs, f"examples_{sub}"):
         md(example_html(h, doc_title=titles.get(h.doc)))
 
 

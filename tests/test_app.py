@@ -267,3 +267,24 @@ def test_first_start_builds_the_knowledge_base_then_opens_it(tmp_path, monkeypat
     assert cards(at) and all('data-law="41' in c for c in cards(at))
     run_app()
     assert current_generation(kb_dir) == gen  # later starts open it, no rebuild
+
+
+def test_long_pages_show_the_first_cards_and_a_button_for_all(kb_env):
+    from kb import KnowledgeBase
+
+    total = len(KnowledgeBase.open(kb_env).examples("46"))
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.session_state["page_cards"] = 2  # what a federation's archive does to a page, on the default corpus
+    at.query_params["examples"] = "46"
+    at.run()
+    ok(at)
+
+    def examples_shown() -> int:
+        return sum('class="example-card"' in m.value for m in at.markdown)
+
+    show_all = [b for b in at.button if b.label.startswith("Show all ")]
+    assert total > 2 and examples_shown() == 2
+    assert [b.label for b in show_all] == [f"Show all {total}"]
+    show_all[0].click().run()
+    ok(at)
+    assert examples_shown() == total and not [b for b in at.button if b.label.startswith("Show all ")]
