@@ -387,7 +387,11 @@ class _Parser:
             if dotted and self._is(i + 2, "num") and self._glued(i + 2):
                 return i + 2, False
             return None
-        if t.kind == "word" and t.key in _KEYWORDS:
+        if t.kind == "word" and t.key == "ν":  # "Ν. 45Γ4β", "ν.45Γ": Greek abbreviates Law as Ν., always dotted
+            if not self._is(i + 1, "punct", ".") or not self._glued(i + 1):
+                return None
+            plural = False
+        elif t.kind == "word" and t.key in _KEYWORDS:
             plural = t.key in _KEYWORDS_PLURAL
         elif t.kind == "punct" and t.key == "§":
             plural = self._is(i + 1, "punct", "§")

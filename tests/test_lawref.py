@@ -509,3 +509,15 @@ def test_a_titles_range_is_the_documents_scope():
     assert parse_refs("Errori frequenti – Art. 30-64") == ["30"]  # in running text: not a range
     assert scope_of("Artt. 30-32, 50, 54-56") == ["30", "31", "32", "50", "54", "55", "56"]
     assert scope_of("Results 30-64 after ten boards") == []
+
+
+@pytest.mark.parametrize(("text", "refs"), [
+    ("Ν.45Γ4β", ["45C4b"]), ("ο Ν. 64Α λέει", ["64A"]), ("βλ. Ν.64Α και Ν.16Γ", ["64A", "16C"]),
+    ("Στο board 12 ν 3 φύλλα", []),  # a letter ν before a number, undotted, is no law
+])
+def test_greek_abbreviation_of_law(text, refs):
+    assert parse_refs(text) == refs
+
+
+def test_greek_abbreviation_opens_the_law():
+    assert canonical("Ν.45Γ4β") == "45C4b" and address_query("Ν. 45Γ4β") == ["45C4b"]
