@@ -269,6 +269,11 @@ class _Parser:
         nxt = self.at(j + 1)
         return self._is(j, "punct", ".") and self._glued(j) and nxt is not None and not nxt.spaced
 
+    def _slash_joined(self, j: int) -> bool:
+        """'art.45/C/4/b': past the section, a slash glued on both sides joins components like a dot."""
+        nxt = self.at(j + 1)
+        return self._is(j, "punct", "/") and self._glued(j) and nxt is not None and not nxt.spaced
+
     def take_section(self, a: _Addr, keyworded: bool) -> None:
         """Extend a bare law number with its section letter, if one follows in an accepted form."""
         j = a.end
@@ -313,7 +318,7 @@ class _Parser:
         """Extend a section with its sub-paragraph digit 1-9 ('45C4', '43B 2c', '16.B.1')."""
         if a.sec is None:
             return
-        j = a.end + 1 if self._dot_joined(a.end) else a.end
+        j = a.end + 1 if self._dot_joined(a.end) or self._slash_joined(a.end) else a.end
         if self._paren_digit(j) and not (a.law <= 7 and a.sec in "CDH"):  # "64A(1)", "16B(1)(a)"; not "3C(2)"
             a.dig, a.end = int(self.toks[j + 1].text), j + 3
             return
@@ -339,7 +344,7 @@ class _Parser:
         if sub is not None:
             a.sub, a.end = sub, j + 3
             return
-        if self._dot_joined(j):
+        if self._dot_joined(j) or self._slash_joined(j):
             j += 1
         t = self.at(j)
         if t is None or t.kind != "word" or (sub := _sub_letter(t.text)) is None:

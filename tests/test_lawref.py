@@ -521,3 +521,14 @@ def test_greek_abbreviation_of_law(text, refs):
 
 def test_greek_abbreviation_opens_the_law():
     assert canonical("Ν.45Γ4β") == "45C4b" and address_query("Ν. 45Γ4β") == ["45C4b"]
+
+
+@pytest.mark.parametrize(("text", "ref"), [
+    ("art.45/C/4/b", "45C4b"), ("art.64/A/1", "64A1"), ("art.72/B1", "72B1"), ("art. 43/B2(b)", "43B2b"),
+])
+def test_slashes_between_every_component(text, ref):
+    assert canonical(text) == ref and parse_refs(text) == [ref]
+
+
+def test_a_slash_between_law_numbers_still_lists_them():
+    assert parse_refs("Laws 45/46") == ["45", "46"] and parse_refs("Law 45C/46B") == ["45C", "46B"]
