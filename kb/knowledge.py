@@ -639,7 +639,11 @@ def text_grams(text: str) -> frozenset:
 def same_text(a: frozenset, b: frozenset) -> bool:
     """The same text, give or take a heading, a list marker or an elision: the smaller trigram set lies at least
     SAME_TEXT inside the other."""
-    return bool(a and b) and len(a & b) >= SAME_TEXT * min(len(a), len(b))
+    return bool(a and b) and _inside(len(a & b), len(a), len(b))
+
+
+def _inside(shared: int, size_a: int, size_b: int) -> bool:
+    return shared >= SAME_TEXT * min(size_a, size_b)
 
 
 def _once(hits: list[Hit], copies: dict[str, list[Hit]]) -> list[Hit]:
@@ -654,8 +658,7 @@ def _once(hits: list[Hit], copies: dict[str, list[Hit]]) -> list[Hit]:
     for h in hits:
         grams = text_grams(h.text)
         shared = Counter(k for g in grams for k in postings.get((h.kind, h.lang, g), ()))
-        same = next((kept[k] for k, n in sorted(shared.items())
-                     if n >= SAME_TEXT * min(len(grams), sizes[k])), None)
+        same = next((kept[k] for k, n in sorted(shared.items()) if _inside(n, len(grams), sizes[k])), None)
         if same is not None:
             copies.setdefault(same.id, []).append(h)
             continue
