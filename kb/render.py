@@ -347,12 +347,14 @@ def also_in_html(also_in, link_base: str = "") -> str:
 
 def same_text_line(hit, copies, titles: dict[str, str] | None = None) -> str:
     """'the same text also on p. 5, p. 9 · <another document> p. 2', plain text: where else a passage shown once
-    stands (a lecture quoting a law on several pages); pages of the hit's own document come bare."""
-    by_doc: dict[str, list[str]] = {}
+    stands (a lecture quoting a law on several pages); pages in order, those of the hit's own document bare."""
+    by_doc: dict[str, list] = {}
     for c in copies:
-        by_doc.setdefault(c.doc, []).append(_pages(c.page, getattr(c, "page_end", None)))
-    parts = [", ".join(pages) if doc == hit.doc else f"{(titles or {}).get(doc) or doc} {', '.join(pages)}"
-             for doc, pages in by_doc.items()]
+        by_doc.setdefault(c.doc, []).append(c)
+    parts = []
+    for doc, cs in by_doc.items():
+        pages = ", ".join(_pages(c.page, getattr(c, "page_end", None)) for c in sorted(cs, key=lambda c: c.page or 0))
+        parts.append(pages if doc == hit.doc else f"{(titles or {}).get(doc) or doc} {pages}")
     return "the same text also on " + " · ".join(parts) if parts else ""
 
 

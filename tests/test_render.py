@@ -186,8 +186,8 @@ def test_same_text_line_gives_pages_of_the_hits_document_bare_and_names_others()
     from kb.render import same_text_line
 
     hit = NS(doc="lecture.pdf", page=4, page_end=None)
-    copies = [NS(doc="lecture.pdf", page=5, page_end=None), NS(doc="lecture.pdf", page=9, page_end=10),
-              NS(doc="book.pdf", page=2, page_end=None)]
+    copies = [NS(doc="lecture.pdf", page=9, page_end=10), NS(doc="lecture.pdf", page=5, page_end=None),
+              NS(doc="book.pdf", page=2, page_end=None)]  # in the order a search met them
     line = same_text_line(hit, copies, {"book.pdf": "The Laws book"})
     assert line == "the same text also on p. 5, p. 9–10 · The Laws book p. 2"
     assert same_text_line(hit, []) == ""
