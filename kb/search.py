@@ -504,10 +504,8 @@ _SENT = re.compile(r"(?<=[.!?;:])\s+")
 def snippet(text: str, query_words: set[str], lang: str, width: int = 260) -> str:
     """The window of the passage with most query words, those words marked **like this**."""
     if not query_words:  # nothing to mark (a law page, the examples): its beginning, without reading its words
-        body = re.sub(r"\s+", " ", prose(text)).strip()
-        end = min(len(body), width)
-        if end < len(body):
-            end = body.rfind(" ", 0, end) if body.rfind(" ", 0, end) > 0 else end
+        body = _one_line(text)
+        end = _window_end(body, 0, width)
         return body[:end] + ("…" if end < len(body) else "")
     body, tokens, where = _body_tokens(text, lang)
     if not body:
@@ -536,9 +534,7 @@ def snippet(text: str, query_words: set[str], lang: str, width: int = 260) -> st
         start = max(0, body.rfind(" ", 0, max(0, best_start - 40)) + 1)
     else:
         start = 0
-    end = min(len(body), start + width)
-    if end < len(body):
-        end = body.rfind(" ", start, end) if body.rfind(" ", start, end) > start else end
+    end = _window_end(body, start, width)
     parts, pos = [], start
     for t0, t1 in hits:
         if t0 >= start and t1 <= end:
@@ -546,6 +542,19 @@ def snippet(text: str, query_words: set[str], lang: str, width: int = 260) -> st
             pos = t1
     parts.append(body[pos:end])
     return ("…" if start > 0 else "") + "".join(parts) + ("…" if end < len(body) else "")
+
+
+def _window_end(body: str, start: int, width: int) -> int:
+    """Where a snippet starting at `start` ends: `width` characters on, back to a space."""
+    end = min(len(body), start + width)
+    if end < len(body):
+        end = body.rfind(" ", start, end) if body.rfind(" ", start, end) > start else end
+    return end
+
+
+def _one_line(text: str) -> str:
+    """A passage's prose (no deal diagram lines) on one line: what a snippet is cut from."""
+    return re.sub(r"\s+", " ", prose(text)).strip()
 
 
 @lru_cache(maxsize=64)
@@ -566,7 +575,7 @@ def prepare_snippets(text: str, lang: str) -> None:
 def _body_tokens(text: str, lang: str) -> tuple[str, list[tuple[int, int]], dict[str, list[int]]]:
     """A passage's prose on one line (no deal diagram lines), its words' spans, and where each word key
     (folded, stemmed) occurs. Cached: the same passages come back search after search."""
-    body = re.sub(r"\s+", " ", prose(text)).strip()
+    body = _one_line(text)
     tokens: list[tuple[int, int]] = []
     where: dict[str, list[int]] = {}
     for i, m in enumerate(re.finditer(r"[^\W_]+", body)):
